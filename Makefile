@@ -1,0 +1,110 @@
+# pure-link build.  Everything goes under build/.  See README.md for the two commands.
+#   make            library (static + shared), tools
+#   make test       every test, last line "N passed, N failed"   (T=pattern runs a subset)
+#   make demo       a record transfer over a lossy simulated path
+#   make bench      benchmarks that print figures (never timed assertions)
+#   make install    PREFIX=/usr/local DESTDIR=
+
+VERSION      := 0.1.0
+SOVERSION    := 1
+PREFIX       ?= /usr/local
+DESTDIR      ?=
+CC           ?= cc
+B            := build
+
+WARN     := -Wall -Wextra -Wshadow -Wvla -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+CORE_CFLAGS := -std=c11 $(WARN) -Werror -fPIC -fvisibility=hidden $(CFLAGS) -Icore
+TOOL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -Icore -Isim -Itests
+LIBS     := -lsodium -lmbedcrypto -lm
+
+CORE_SRC := $(wildcard core/*.c)
+CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
+SIM_SRC  := $(filter-out sim/main.c,$(wildcard sim/*.c))
+SIM_OBJ  := $(SIM_SRC:%.c=$(B)/%.o)
+SHIM_SRC := $(filter-out shims/main.c shims/example_%.c,$(wildcard shims/*.c))
+SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/%.o)
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
+BENCH_SRC := $(wildcard tests/bench/bench_*.c)
+BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
+HEADERS  := $(wildcard core/*.h sim/*.h shims/*.h tests/*.h)
+
+LIB_A    := $(B)/libpurelink.a
+LIB_SO   := $(B)/libpurelink.so.$(VERSION)
+SIM_A    := $(B)/libpurelinksim.a
+SIM_BIN  := $(B)/pure-link-sim
+TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
+
+.PHONY: all deps test demo bench install clean check-pure
+all: deps $(LIB_A) $(LIB_SO) $(SIM_BIN) $(TOOL_BIN)
+
+deps:
+	@sh scripts/deps.sh
+
+$(B)/core/%.o: core/%.c $(wildcard core/*.h) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CORE_CFLAGS) -c $< -o $@
+
+$(B)/sim/%.o $(B)/shims/%.o: TOOLDIR = $(dir $<)
+$(B)/sim/%.o: sim/%.c $(HEADERS) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -c $< -o $@
+$(B)/shims/%.o: shims/%.c $(HEADERS) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -c $< -o $@
+
+$(LIB_A): $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIB_SO): $(CORE_OBJ)
+	$(CC) -shared -Wl,-soname,libpurelink.so.$(SOVERSION) -o $@ $^ $(LIBS)
+	ln -sf libpurelink.so.$(VERSION) $(B)/libpurelink.so.$(SOVERSION)
+	ln -sf libpurelink.so.$(SOVERSION) $(B)/libpurelink.so
+
+$(SIM_A): $(SIM_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(SIM_BIN): sim/main.c $(SIM_A) $(LIB_A) $(HEADERS)
+	$(CC) $(TOOL_CFLAGS) -o $@ sim/main.c $(SIM_A) $(LIB_A) $(LIBS)
+
+$(B)/pure-link: shims/main.c $(SHIM_OBJ) $(LIB_A) $(HEADERS)
+	$(CC) $(TOOL_CFLAGS) -o $@ shims/main.c $(SHIM_OBJ) $(LIB_A) $(LIBS) -luring
+
+$(B)/tests/%: tests/unit/%.c $(SIM_A) $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -o $@ $< $(SIM_A) $(LIB_A) $(LIBS) -ldl
+
+$(B)/bench/%: tests/bench/%.c $(SIM_A) $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -o $@ $< $(SIM_A) $(LIB_A) $(LIBS)
+
+# The core may not allocate, print, read clocks or do I/O: its objects must not even
+# reference such symbols.  This runs as part of `make test`.
+check-pure: $(CORE_OBJ)
+	@bad=$$(nm -u $(CORE_OBJ) | grep -wE 'malloc|calloc|realloc|free|printf|fprintf|puts|fopen|fwrite|write|read|clock_gettime|gettimeofday|time|getrandom|rand|exit|abort' || true); \
+	if [ -n "$$bad" ]; then echo "FAIL check-pure: core objects reference:"; echo "$$bad"; exit 1; \
+	else echo "check-pure: core objects reference no allocator, I/O, clock or printing"; fi
+
+test: all $(TEST_BIN) check-pure
+	@sh tests/run.sh "$(T)"
+
+demo: all
+	@$(SIM_BIN) sim/scenarios/demo.conf
+
+bench: all $(BENCH_BIN)
+	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
+
+install: $(LIB_A) $(LIB_SO)
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libpurelink.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libpurelink.so.$(SOVERSION)
+	ln -sf libpurelink.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libpurelink.so
+	install -m 644 core/pure_link.h $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' pure-link.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pure-link.pc
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,277 @@
+/* pure_link.h: the whole public API of the pure-link core.
+ *
+ * pure-link delivers records (byte strings up to PURE_LINK_RECORD_MOST) from a sender to a
+ * receiver over UDP, encrypted and reliably; the sender lets go of a record only when the
+ * receiver's host says it is stored.  The protocol is in spec/.
+ *
+ * The core is a sans-IO state machine.  It never allocates, never reads a clock, never
+ * does I/O and keeps no global state.  The caller:
+ *   - owns all memory: it asks pure_link_size() for a config, provides that many bytes
+ *     (aligned to PURE_LINK_ALIGN), and the core keeps no pointer to anything else past the
+ *     call that received it;
+ *   - passes the time (`now_ns`, monotonic nanoseconds, never decreasing) to every call;
+ *   - feeds every received datagram to pure_link_receive();
+ *   - after any call, pulls datagrams with pure_link_pull() until it returns 0, drains
+ *     events with pure_link_event_next() until it returns 0, and calls pure_link_tick() no
+ *     later than pure_link_deadline();
+ *   - answers events that ask for an answer (stream accepted or refused, records stored,
+ *     memo written) with the calls named in the event.
+ *
+ * Errors come in three classes.  Misuse (a NULL endpoint, a bad handle, time going back)
+ * is a bug in the caller and trips an assertion.  A bad datagram is dropped silently and
+ * counted in the statistics.  A fatal error is sticky: every later call returns it, and it
+ * is reported once as a PURE_LINK_EVENT_FATAL event.  Functions that can fail return a
+ * negative pure_link_error; pure_link_strerror() names it. */
+#ifndef PURE_LINK_H
+#define PURE_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define PURE_LINK_API __attribute__((visibility("default")))
+#else
+#define PURE_LINK_API
+#endif
+
+/* ---- Spec values (spec/protocol.md "Values"); both sides must agree on them. ---- */
+#define PURE_LINK_VERSION          1u          /* the wire version this core speaks */
+#define PURE_LINK_DATAGRAM_MOST    1452u       /* bytes in a full datagram (UDP payload) */
+#define PURE_LINK_RECORD_MOST      (16u << 20) /* largest record: 16 MiB; one more is refused */
+#define PURE_LINK_CREDIT_MOST      65536u      /* records beyond the stored mark, at most */
+#define PURE_LINK_CREDIT_FIRST     1024u       /* credit before any delivery */
+#define PURE_LINK_AMPLIFICATION    3u          /* bytes to an unvalidated address <= 3x received */
+#define PURE_LINK_RUNS_PER_PEER    64u         /* run slots a receiver keeps per peer, at most */
+#define PURE_LINK_MEMO_SIDE_SLOTS  1024u       /* memo side slots */
+#define PURE_LINK_NAME_MOST        64u         /* bytes in a source or input name */
+#define PURE_LINK_KEY_BYTES        32u         /* X25519 public and secret keys */
+#define PURE_LINK_ALIGN            64u         /* alignment of caller memory given to the core */
+#define PURE_LINK_ADDR_MOST        28u         /* bytes of an opaque address (fits sockaddr_in6) */
+
+/* Return codes: 0 is success; failures are negative.  Positive values are counts. */
+typedef enum pure_link_error {
+    PURE_LINK_OK = 0,
+    PURE_LINK_ERR_INVALID = -1,        /* an argument is out of its stated range */
+    PURE_LINK_ERR_TOO_BIG = -2,        /* record larger than PURE_LINK_RECORD_MOST */
+    PURE_LINK_ERR_FULL = -3,           /* no room now (queue, table); retry after progress */
+    PURE_LINK_ERR_BUFFER = -4,         /* the caller's buffer is too small for the output */
+    PURE_LINK_ERR_CRYPTO = -5,         /* a key operation failed (e.g. all-zero X25519) */
+    PURE_LINK_ERR_WIRING = -6,         /* wiring is inconsistent (e.g. colliding key ids) */
+    PURE_LINK_ERR_MEMO = -7,           /* memo bytes are not a memo of this format */
+    PURE_LINK_ERR_CLOSED = -8,         /* the sender or endpoint was closed */
+    PURE_LINK_ERR_FATAL = -9,          /* a sticky fatal error was reported earlier */
+    PURE_LINK_ERR_NOT_FOUND = -10,     /* no such sender, stream or peer */
+    PURE_LINK_OTHER_SHAPE = 2          /* host's stream answer: the input exists, shape differs
+                                          (passed negated: -PURE_LINK_OTHER_SHAPE) */
+} pure_link_error;
+
+PURE_LINK_API const char *pure_link_strerror(int code);
+
+/* ---- Crypto operations (spec/crypto.md).  The default table uses libsodium for X25519
+ * and the core's own allocation-free AES-128-GCM and HKDF-SHA256.  Tests may pass a table
+ * with a null cipher.  Contexts live in caller memory inside the endpoint. ---- */
+#define PURE_LINK_AEAD_CTX_BYTES 768u
+#define PURE_LINK_TAG_BYTES      16u
+#define PURE_LINK_NONCE_BYTES    12u
+#define PURE_LINK_AEAD_KEY_BYTES 16u
+
+typedef struct pure_link_crypto {
+    const char *name;
+    /* out = X25519(scalar, point); returns 0, or -1 when the result is all zero. */
+    int (*x25519)(uint8_t out[32], const uint8_t scalar[32], const uint8_t point[32]);
+    /* pub = X25519(secret, base point). */
+    void (*x25519_base)(uint8_t pub[32], const uint8_t secret[32]);
+    /* Expands a 16 B key into ctx (PURE_LINK_AEAD_CTX_BYTES, 16-aligned).  No allocation. */
+    void (*aead_init)(void *ctx, const uint8_t key[16]);
+    /* Seals len bytes of in to out (len + 16 bytes; in == out allowed). */
+    void (*aead_seal)(const void *ctx, const uint8_t nonce[12], const uint8_t *aad, size_t aad_len,
+                      const uint8_t *in, size_t len, uint8_t *out);
+    /* Opens len bytes (tag included) of in to out (len - 16 bytes); 0, or -1 if not authentic. */
+    int (*aead_open)(const void *ctx, const uint8_t nonce[12], const uint8_t *aad, size_t aad_len,
+                     const uint8_t *in, size_t len, uint8_t *out);
+} pure_link_crypto;
+
+PURE_LINK_API const pure_link_crypto *pure_link_crypto_default(void);
+/* A cipher that copies plaintext and appends a 16 B checksum tag; for fuzzing and tests. */
+PURE_LINK_API const pure_link_crypto *pure_link_crypto_null(void);
+
+/* ---- Addresses are opaque bytes to the core (the shims put a sockaddr in them). ---- */
+typedef struct pure_link_addr {
+    uint8_t len;                          /* 1..PURE_LINK_ADDR_MOST */
+    uint8_t bytes[PURE_LINK_ADDR_MOST];
+} pure_link_addr;
+
+/* ---- Configuration: fixes the memory the endpoint needs.  Zero fields take the default
+ * named beside them (pure_link_config_default() fills them in). ---- */
+typedef struct pure_link_config {
+    uint32_t version;               /* PURE_LINK_VERSION */
+    uint8_t static_secret[32];      /* this node's X25519 secret key */
+    const pure_link_crypto *crypto; /* NULL: pure_link_crypto_default() */
+    /* Sender side. */
+    uint32_t senders_most;          /* outputs this node may open (default 4) */
+    uint32_t send_queue_bytes;      /* record bytes queued per sender (default 32 MiB; >= RECORD_MOST + 8) */
+    uint32_t send_queue_records;    /* records queued per sender (default 131072) */
+    uint32_t packets_in_flight_most;/* tracked sent packets per sender (default 16384) */
+    /* Receiver side. */
+    uint32_t peers_most;            /* wired sender keys (default 16) */
+    uint32_t runs_most;             /* run slots over all peers (default 64) */
+    uint32_t stream_buffer_bytes;   /* reassembly + unstored bytes per run (default RECORD_MOST + 64 KiB) */
+    uint32_t unstored_records_most; /* delivered-but-unstored records per run (default 16384) */
+    uint32_t memo_enabled;          /* 1: keep a memo of epoch secrets (spec/memo.md) */
+    /* Local choices (spec: each side alone). 0 means the default. */
+    uint64_t idle_ns;               /* a run quiet this long is idle (default 60 s) */
+    uint64_t epoch_ns;              /* start a new epoch after this long (default 120 s) */
+    uint64_t epoch_packets;         /* ... or after this many packets under one key (default 2^22) */
+    uint32_t congestion;            /* PURE_LINK_CC_* (default CUBIC) */
+    uint32_t ack_delay_us;          /* receiver's maximum ack delay (default 5000) */
+} pure_link_config;
+
+enum { PURE_LINK_CC_CUBIC = 1, PURE_LINK_CC_NEWRENO = 2 };
+
+PURE_LINK_API void pure_link_config_default(pure_link_config *config);
+/* Bytes of caller memory an endpoint with this config needs; 0 if the config is invalid. */
+PURE_LINK_API size_t pure_link_size(const pure_link_config *config);
+
+typedef struct pure_link pure_link; /* opaque; lives in caller memory */
+
+/* Sets up an endpoint in `memory` (pure_link_size(config) bytes, PURE_LINK_ALIGN-aligned).
+ * `seed` is 32 random bytes from the caller (the core's only source of randomness).
+ * The core copies what it needs from `config`; the caller may free config afterwards.
+ * Returns the endpoint or NULL if memory is too small or the config invalid. */
+PURE_LINK_API pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_config *config,
+                                        const uint8_t seed[32], uint64_t now_ns);
+/* This node's static public key. */
+PURE_LINK_API void pure_link_public_key(const pure_link *pl, uint8_t out[32]);
+
+/* ---- Receiver wiring: which sender keys may send, and as which sources. ----
+ * Adds a peer key.  `sources` is a list of allowed source names separated by '\n'
+ * ("*" allows any).  Returns the peer index, or PURE_LINK_ERR_WIRING if its key id
+ * collides with a wired key, PURE_LINK_ERR_FULL if peers_most are wired. */
+PURE_LINK_API int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char *sources,
+                                      uint64_t now_ns);
+
+/* ---- Sender: one output of this node to one input of another node. ---- */
+typedef struct pure_link_sender_config {
+    uint8_t receiver_public[32];    /* from wiring, never from the wire */
+    pure_link_addr receiver_addr;
+    uint32_t version;               /* from wiring: PURE_LINK_VERSION */
+    const char *source;             /* this output's name, 1..PURE_LINK_NAME_MOST bytes */
+    const char *input;              /* the receiver's input name */
+    uint64_t shape;                 /* shape id of the records (the receiver compares it) */
+} pure_link_sender_config;
+
+/* Opens a sender with a fresh random run.  Returns its handle (>= 0) or an error. */
+PURE_LINK_API int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uint64_t now_ns);
+/* Queues one record; the core copies the bytes.  Returns the record's number in this run
+ * (>= 0), PURE_LINK_ERR_TOO_BIG above PURE_LINK_RECORD_MOST, PURE_LINK_ERR_FULL if the queue
+ * has no room (retry after RECORDS_STORED events). */
+PURE_LINK_API int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len, uint64_t now_ns);
+/* Stops taking records; the sender keeps delivering what is queued, then reports CLOSED. */
+PURE_LINK_API int pure_link_sender_close(pure_link *pl, int sender, uint64_t now_ns);
+/* Moves a sender's socket: later datagrams leave from the new local address (a migration). */
+
+/* ---- Datagrams in and out. ---- */
+/* Feeds one received datagram.  Bad datagrams are dropped and counted; returns 0 or a
+ * sticky fatal error. */
+PURE_LINK_API int pure_link_receive(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
+                                    uint64_t now_ns);
+/* Writes the next datagram due now into buf (cap >= PURE_LINK_DATAGRAM_MOST) and its
+ * destination into *to.  Returns its length, 0 when nothing is due (pacing or nothing
+ * to send), or a negative error.  Call until it returns 0. */
+PURE_LINK_API int pure_link_pull(pure_link *pl, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns);
+/* Runs the timers due at now_ns.  Returns 0 or a sticky fatal error. */
+PURE_LINK_API int pure_link_tick(pure_link *pl, uint64_t now_ns);
+/* The earliest time a timer, or pacing, needs a call; UINT64_MAX if none. */
+PURE_LINK_API uint64_t pure_link_deadline(const pure_link *pl);
+
+/* ---- Events: a bounded queue; drain it after every call. ---- */
+typedef enum pure_link_event_kind {
+    PURE_LINK_EVENT_NONE = 0,
+    PURE_LINK_EVENT_STREAM_OPEN,   /* receiver: a run binds a stream; answer with
+                                      pure_link_stream_answer() */
+    PURE_LINK_EVENT_RECORD,        /* receiver: a record for the host; bytes valid until the
+                                      next call; answer later with pure_link_stored() */
+    PURE_LINK_EVENT_STORED,        /* sender: records up to `record` (exclusive) are stored */
+    PURE_LINK_EVENT_REFUSED,       /* sender: the receiver refused the stream (`reason`);
+                                      once per refusal episode: log one line */
+    PURE_LINK_EVENT_RELEASED,      /* sender: a refusal was lifted */
+    PURE_LINK_EVENT_MEMO_WRITE,    /* receiver: write `data` at `offset` of the memo file,
+                                      make it durable, then pure_link_memo_written(token) */
+    PURE_LINK_EVENT_EPOCH,         /* either side: a run entered `epoch` (for logs, keylogs) */
+    PURE_LINK_EVENT_CLOSED,        /* sender: closed and everything stored */
+    PURE_LINK_EVENT_FATAL          /* the endpoint failed; `code` says why; reported once */
+} pure_link_event_kind;
+
+typedef struct pure_link_event {
+    pure_link_event_kind kind;
+    int sender;                    /* sender events: the sender handle */
+    int stream;                    /* receiver events: the stream (run slot) handle */
+    int peer;                      /* receiver events: the peer index */
+    uint64_t run;                  /* the sender's run id */
+    int64_t record;                /* RECORD: its number; STORED: records stored so far */
+    uint32_t reason;               /* REFUSED: 1 no input, 2 other shape, 3 source not allowed */
+    uint32_t epoch;                /* EPOCH */
+    int code;                      /* FATAL */
+    uint64_t offset;               /* MEMO_WRITE */
+    uint64_t token;                /* MEMO_WRITE */
+    const uint8_t *data;           /* RECORD bytes, MEMO_WRITE bytes; valid until the next call */
+    size_t len;
+    const char *source;            /* STREAM_OPEN: names (NUL-terminated), valid until the next call */
+    const char *input;
+    uint64_t shape;                /* STREAM_OPEN */
+    uint8_t secret[32];            /* EPOCH: the epoch secret, for a keylog (spec/keylog.md) */
+    uint8_t sender_public[32];     /* EPOCH */
+    uint8_t receiver_public[32];   /* EPOCH */
+} pure_link_event;
+
+/* Takes the next event into *ev; returns 1, or 0 when the queue is empty. */
+PURE_LINK_API int pure_link_event_next(pure_link *pl, pure_link_event *ev);
+
+/* Answers STREAM_OPEN: 0 accepts, with `stored_mark` = how many records of this run the
+ * host already stored (0 for a new run; records below it are not delivered again);
+ * -1 refuses with reason 1 (no such input), -PURE_LINK_OTHER_SHAPE with reason 2. */
+PURE_LINK_API int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t stored_mark,
+                                          uint64_t now_ns);
+/* The host made records of `stream` durable up to `record` (exclusive); the core
+ * tells the sender (STORED).  Call only after the write is durable. */
+PURE_LINK_API int pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns);
+
+/* ---- Memo (spec/memo.md): the receiver's persistent epoch secrets. ---- */
+/* Bytes of the memo file for this config. */
+PURE_LINK_API size_t pure_link_memo_size(const pure_link_config *config);
+/* Loads a memo read from disk before any datagram; returns 0, or PURE_LINK_ERR_MEMO when
+ * the bytes are not a memo of this format (the caller then starts empty and the core
+ * rewrites it). */
+PURE_LINK_API int pure_link_memo_load(pure_link *pl, const uint8_t *memo, size_t len, uint64_t now_ns);
+/* The write named by a MEMO_WRITE token is durable. */
+PURE_LINK_API int pure_link_memo_written(pure_link *pl, uint64_t token, uint64_t now_ns);
+
+/* ---- Statistics: a versioned struct; the caller sets `version`. ---- */
+#define PURE_LINK_STATS_VERSION 1u
+typedef struct pure_link_stats {
+    uint32_t version;                 /* in: PURE_LINK_STATS_VERSION */
+    /* RTT of a sender (0 for endpoint totals). */
+    uint64_t rtt_ns_latest, rtt_ns_min, rtt_ns_smoothed, rtt_ns_variance;
+    uint64_t cwnd_bytes, bytes_in_flight, pacing_rate_bytes_per_s;
+    uint64_t packets_sent, packets_received, packets_lost, packets_retransmitted;
+    uint64_t bytes_sent, bytes_received;
+    uint64_t records_queued, records_sent, records_delivered, records_stored, records_resent;
+    uint64_t link_refused, listener_refused;
+    uint64_t epochs, run_key_builds, x25519_ops;
+    uint64_t lost_notices_sent, lost_notices_received;
+    uint64_t spurious_losses, congestion_events, congestion_undos;
+    uint64_t dropped_bad_header, dropped_unknown_key, dropped_auth, dropped_replay,
+             dropped_malformed, dropped_amplification, dropped_no_slot, dropped_stale_epoch;
+} pure_link_stats;
+
+/* Fills *out for one sender (sender >= 0) or for the whole endpoint (sender = -1). */
+PURE_LINK_API int pure_link_stats_get(const pure_link *pl, int sender, pure_link_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Installs the Debian packages the build and tests need, when they are missing.
+# As root it runs apt-get; otherwise it says what to install and fails.
+set -eu
+need=""
+have_header() { [ -f "/usr/include/$1" ] || [ -f "/usr/include/x86_64-linux-gnu/$1" ]; }
+have_header sodium.h              || need="$need libsodium-dev"
+have_header mbedtls/aes.h         || need="$need libmbedtls-dev"
+have_header liburing.h            || need="$need liburing-dev"
+command -v cc >/dev/null 2>&1     || need="$need gcc"
+command -v make >/dev/null 2>&1   || need="$need make"
+command -v python3 >/dev/null 2>&1 || need="$need python3"
+python3 -c 'import cryptography' >/dev/null 2>&1 || need="$need python3-cryptography"
+[ -z "$need" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "deps: installing$need"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  # shellcheck disable=SC2086
+  apt-get install -y -qq $need >/dev/null
+else
+  echo "deps: missing Debian packages:$need" >&2
+  echo "deps: run as root: apt-get install$need" >&2
+  exit 1
+fi

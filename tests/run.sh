@@ -1,0 +1,27 @@
+#!/bin/sh
+# Runs every case of every test program under build/tests/, each in its own process.
+# Usage: tests/run.sh [PATTERN]   (only cases whose name or program contains PATTERN)
+# The last line is "N passed, N failed"; the exit code is 0 only when nothing failed.
+set -u
+pattern="${1:-}"
+dir="$(dirname "$0")/../build/tests"
+pass=0; fail=0; failed_names=""
+for prog in "$dir"/test_*; do
+  [ -x "$prog" ] || continue
+  base=$(basename "$prog")
+  for name in $("$prog" --list); do
+    case "$base/$name" in *"$pattern"*) ;; *) continue ;; esac
+    start=$(date +%s%N)
+    if out=$("$prog" "$name" 2>&1); then
+      pass=$((pass + 1)); status=PASS
+    else
+      fail=$((fail + 1)); status=FAIL; failed_names="$failed_names $base/$name"
+    fi
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    printf '%s %s/%s (%d ms)\n' "$status" "$base" "$name" "$ms"
+    [ "$status" = FAIL ] && [ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/    /' | tail -40
+  done
+done
+[ -n "$failed_names" ] && echo "failed:$failed_names"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
