@@ -172,7 +172,6 @@ PURE_LINK_API int pure_link_sender_open(pure_link *pl, const pure_link_sender_co
 PURE_LINK_API int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len, uint64_t now_ns);
 /* Stops taking records; the sender keeps delivering what is queued, then reports CLOSED. */
 PURE_LINK_API int pure_link_sender_close(pure_link *pl, int sender, uint64_t now_ns);
-/* Moves a sender's socket: later datagrams leave from the new local address (a migration). */
 
 /* ---- Datagrams in and out. ---- */
 /* Feeds one received datagram.  Bad datagrams are dropped and counted; returns 0 or a
@@ -220,6 +219,9 @@ typedef struct pure_link_event {
     uint64_t token;                /* MEMO_WRITE */
     const uint8_t *data;           /* RECORD bytes, MEMO_WRITE bytes; valid until the next call */
     size_t len;
+    const uint8_t *data2;          /* RECORD: the rest of the record when it wraps around the
+                                      receiver's ring (len2 bytes; usually 0) */
+    size_t len2;
     const char *source;            /* STREAM_OPEN: names (NUL-terminated), valid until the next call */
     const char *input;
     uint64_t shape;                /* STREAM_OPEN */
@@ -264,6 +266,7 @@ typedef struct pure_link_stats {
     uint64_t epochs, run_key_builds, x25519_ops;
     uint64_t lost_notices_sent, lost_notices_received;
     uint64_t spurious_losses, congestion_events, congestion_undos;
+    uint64_t memo_runs_restored;
     uint64_t dropped_bad_header, dropped_unknown_key, dropped_auth, dropped_replay,
              dropped_malformed, dropped_amplification, dropped_no_slot, dropped_stale_epoch;
 } pure_link_stats;

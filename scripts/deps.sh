@@ -9,6 +9,7 @@ have_header mbedtls/aes.h         || need="$need libmbedtls-dev"
 have_header liburing.h            || need="$need liburing-dev"
 command -v cc >/dev/null 2>&1     || need="$need gcc"
 command -v make >/dev/null 2>&1   || need="$need make"
+command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 python3 -c 'import cryptography' >/dev/null 2>&1 || need="$need python3-cryptography"
 [ -z "$need" ] && exit 0

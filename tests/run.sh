@@ -22,6 +22,18 @@ for prog in "$dir"/test_*; do
     [ "$status" = FAIL ] && [ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/    /' | tail -40
   done
 done
+# Shell cases: tests/sh/test_*.sh, each one case, run from the top of the tree.
+for script in "$(dirname "$0")"/sh/test_*.sh; do
+  [ -f "$script" ] || continue
+  name=$(basename "$script" .sh)
+  case "sh/$name" in *"$pattern"*) ;; *) continue ;; esac
+  start=$(date +%s%N)
+  if out=$(sh "$script" 2>&1); then pass=$((pass + 1)); status=PASS
+  else fail=$((fail + 1)); status=FAIL; failed_names="$failed_names sh/$name"; fi
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  printf '%s sh/%s (%d ms)\n' "$status" "$name" "$ms"
+  [ "$status" = FAIL ] && [ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/    /' | tail -40
+done
 [ -n "$failed_names" ] && echo "failed:$failed_names"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -1,0 +1,397 @@
+/* endpoint.c: the endpoint as a whole — config, memory layout, events, randomness,
+ * dispatch of datagrams and timers to senders and run slots, statistics. */
+#include "internal.h"
+
+#include <sodium.h>
+
+#define KIB 1024u
+#define MIB (1024u * 1024u)
+
+/* Defaults for zero config fields (local choices, spec/protocol.md "Local choices"). */
+#define DEFAULT_SENDERS          4u
+#define DEFAULT_SEND_QUEUE_BYTES (32u * MIB)
+#define DEFAULT_SEND_RECORDS     131072u
+#define DEFAULT_SENT_MOST        16384u
+#define DEFAULT_PEERS            16u
+#define DEFAULT_RUNS             64u
+#define DEFAULT_STREAM_BYTES     (PURE_LINK_RECORD_MOST + 64u * KIB)
+#define DEFAULT_UNSTORED         16384u
+#define DEFAULT_IDLE_NS          (60ull * PL_NS_PER_S)
+#define DEFAULT_EPOCH_NS         (120ull * PL_NS_PER_S)
+#define DEFAULT_EPOCH_PACKETS    (1ull << 22)
+#define DEFAULT_ACK_DELAY_US     5000u
+
+/* Upper bounds on config fields: the layout's arithmetic must not overflow. */
+#define CONFIG_SENDERS_MOST      1024u
+#define CONFIG_PEERS_MOST        65536u
+#define CONFIG_RUNS_MOST         (1u << 20)
+#define CONFIG_RECORDS_MOST      (1u << 24)
+#define CONFIG_SENT_MOST         (1u << 20)
+#define CONFIG_BYTES_MOST        (1u << 30)
+
+void pure_link_config_default(pure_link_config *c) {
+    assert(c != NULL);
+    if (c->version == 0) c->version = PURE_LINK_VERSION;
+    if (c->senders_most == 0) c->senders_most = DEFAULT_SENDERS;
+    if (c->send_queue_bytes == 0) c->send_queue_bytes = DEFAULT_SEND_QUEUE_BYTES;
+    if (c->send_queue_records == 0) c->send_queue_records = DEFAULT_SEND_RECORDS;
+    if (c->packets_in_flight_most == 0) c->packets_in_flight_most = DEFAULT_SENT_MOST;
+    if (c->peers_most == 0) c->peers_most = DEFAULT_PEERS;
+    if (c->runs_most == 0) c->runs_most = DEFAULT_RUNS;
+    if (c->stream_buffer_bytes == 0) c->stream_buffer_bytes = DEFAULT_STREAM_BYTES;
+    if (c->unstored_records_most == 0) c->unstored_records_most = DEFAULT_UNSTORED;
+    if (c->idle_ns == 0) c->idle_ns = DEFAULT_IDLE_NS;
+    if (c->epoch_ns == 0) c->epoch_ns = DEFAULT_EPOCH_NS;
+    if (c->epoch_packets == 0) c->epoch_packets = DEFAULT_EPOCH_PACKETS;
+    if (c->congestion == 0) c->congestion = PURE_LINK_CC_CUBIC;
+    if (c->ack_delay_us == 0) c->ack_delay_us = DEFAULT_ACK_DELAY_US;
+}
+
+static int config_valid(const pure_link_config *c) {
+    return c->version == PURE_LINK_VERSION &&
+           c->senders_most <= CONFIG_SENDERS_MOST &&
+           c->send_queue_bytes >= PURE_LINK_RECORD_MOST + 8 && c->send_queue_bytes <= CONFIG_BYTES_MOST &&
+           c->send_queue_records >= 1 && c->send_queue_records <= CONFIG_RECORDS_MOST &&
+           c->packets_in_flight_most >= 64 && c->packets_in_flight_most <= CONFIG_SENT_MOST &&
+           c->peers_most <= CONFIG_PEERS_MOST &&
+           c->runs_most <= CONFIG_RUNS_MOST &&
+           c->stream_buffer_bytes >= PURE_LINK_RECORD_MOST + 8 && c->stream_buffer_bytes <= CONFIG_BYTES_MOST &&
+           c->unstored_records_most >= 1 && c->unstored_records_most <= CONFIG_RECORDS_MOST &&
+           (c->congestion == PURE_LINK_CC_CUBIC || c->congestion == PURE_LINK_CC_NEWRENO) &&
+           c->epoch_packets <= PL_EPOCH_PACKETS_LIMIT;
+}
+
+/* The memory layout: byte offsets of each array in the caller's block. */
+typedef struct layout {
+    size_t senders, peers, runs, memo;
+    size_t sender_each, run_each;          /* per-object extra storage, after the arrays */
+    size_t sender_extra, run_extra;
+    size_t total;
+} layout;
+
+static size_t align_up(size_t v) { return (v + PURE_LINK_ALIGN - 1) & ~(size_t)(PURE_LINK_ALIGN - 1); }
+
+static void layout_of(const pure_link_config *c, layout *l) {
+    size_t at = align_up(sizeof(pure_link));
+    l->senders = at;
+    at = align_up(at + (size_t)c->senders_most * sizeof(pl_sender));
+    l->peers = at;
+    at = align_up(at + (size_t)c->peers_most * sizeof(pl_peer));
+    l->runs = at;
+    at = align_up(at + (size_t)c->runs_most * sizeof(pl_run));
+    l->memo = at;
+    at = align_up(at + pl_memo_slots(c) * sizeof(pl_memo_mirror));
+    l->sender_each = align_up(c->send_queue_bytes) + align_up((size_t)c->send_queue_records * 8) +
+                     align_up((size_t)c->packets_in_flight_most * sizeof(pl_sent));
+    l->sender_extra = at;
+    at += (size_t)c->senders_most * l->sender_each;
+    l->run_each = align_up(c->stream_buffer_bytes) + align_up((size_t)c->unstored_records_most * 8);
+    l->run_extra = at;
+    at += (size_t)c->runs_most * l->run_each;
+    l->total = at;
+}
+
+size_t pure_link_size(const pure_link_config *config) {
+    assert(config != NULL);
+    pure_link_config c = *config;
+    pure_link_config_default(&c);
+    if (!config_valid(&c)) return 0;
+    layout l;
+    layout_of(&c, &l);
+    return l.total;
+}
+
+static void carve(pure_link *pl, uint8_t *base, const layout *l) {
+    const pure_link_config *c = &pl->config;
+    pl->senders = (pl_sender *)(void *)(base + l->senders);
+    pl->peers = (pl_peer *)(void *)(base + l->peers);
+    pl->runs = (pl_run *)(void *)(base + l->runs);
+    pl->memo_mirror = (pl_memo_mirror *)(void *)(base + l->memo);
+    for (uint32_t i = 0; i < c->senders_most; i++) {
+        uint8_t *p = base + l->sender_extra + (size_t)i * l->sender_each;
+        pl_sender *s = &pl->senders[i];
+        s->queue = p;
+        s->queue_bytes = c->send_queue_bytes;
+        p += align_up(c->send_queue_bytes);
+        s->record_start = (uint64_t *)(void *)p;
+        s->records_most = c->send_queue_records;
+        p += align_up((size_t)c->send_queue_records * 8);
+        s->sent = (pl_sent *)(void *)p;
+        s->sent_most = c->packets_in_flight_most;
+        s->handle = (int)i;
+    }
+    for (uint32_t i = 0; i < c->runs_most; i++) {
+        uint8_t *p = base + l->run_extra + (size_t)i * l->run_each;
+        pl_run *r = &pl->runs[i];
+        r->buf = p;
+        r->unstored_end = (uint64_t *)(void *)(p + align_up(c->stream_buffer_bytes));
+        r->handle = (int)i;
+    }
+}
+
+pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_config *config,
+                          const uint8_t seed[32], uint64_t now_ns) {
+    assert(memory != NULL && config != NULL && seed != NULL);
+    assert(((uintptr_t)memory & (PURE_LINK_ALIGN - 1)) == 0);
+    pure_link_config c = *config;
+    pure_link_config_default(&c);
+    if (!config_valid(&c)) return NULL;
+    layout l;
+    layout_of(&c, &l);
+    if (memory_bytes < l.total) return NULL;
+    /* Only the structs are cleared: the big buffers are written before they are read, and
+     * leaving them untouched keeps untouched pages of a lazily mapped block unmapped. */
+    memset(memory, 0, l.sender_extra);
+    pure_link *pl = memory;
+    pl->magic = PL_MAGIC;
+    pl->config = c;
+    pl->crypto = c.crypto ? c.crypto : pure_link_crypto_default();
+    memcpy(pl->static_secret, c.static_secret, 32);
+    memset(pl->config.static_secret, 0, 32);
+    pl->crypto->x25519_base(pl->static_public, pl->static_secret);
+    memcpy(pl->rng_key, seed, 32);
+    pl->now_ns = now_ns;
+    carve(pl, memory, &l);
+    pl_random(pl, &pl->reply_run, sizeof pl->reply_run);
+    pl_random(pl, pl->memo_generation, sizeof pl->memo_generation);
+    pl->memo_header_due = c.memo_enabled != 0;
+    pl->stats.version = PURE_LINK_STATS_VERSION;
+    pl->memo_token_next = 1;
+    pl->deadline_ns = UINT64_MAX;
+    return pl;
+}
+
+void pure_link_public_key(const pure_link *pl, uint8_t out[32]) {
+    assert(pl != NULL && pl->magic == PL_MAGIC);
+    memcpy(out, pl->static_public, 32);
+}
+
+/* The core's only randomness: ChaCha20 keyed by the caller's seed, one block per draw. */
+void pl_random(pure_link *pl, void *out, size_t len) {
+    uint8_t nonce[12] = {0};
+    uint8_t block[64];
+    uint8_t *o = out;
+    while (len > 0) {
+        uint64_t n = pl->rng_counter++;
+        for (int i = 0; i < 8; i++) nonce[4 + i] = (uint8_t)(n >> (8 * i));
+        crypto_stream_chacha20_ietf(block, sizeof block, nonce, pl->rng_key);
+        size_t take = len < sizeof block ? len : sizeof block;
+        memcpy(o, block, take);
+        o += take;
+        len -= take;
+    }
+    sodium_memzero(block, sizeof block);
+}
+
+void pl_aead_key(const pure_link *pl, void *ctx, uint8_t iv[12], const pl_packet_key *k) {
+    pl->crypto->aead_init(ctx, k->key);
+    memcpy(iv, k->iv, 12);
+}
+
+/* ---- Events ---- */
+uint32_t pl_events_room(const pure_link *pl) { return PL_EVENTS_MOST - pl->ev_count; }
+
+pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind) {
+    assert(pl->ev_count < PL_EVENTS_MOST);  /* callers check pl_events_room() first */
+    pure_link_event *ev = &pl->events[(pl->ev_head + pl->ev_count) % PL_EVENTS_MOST];
+    pl->ev_count++;
+    memset(ev, 0, sizeof *ev);
+    ev->kind = kind;
+    ev->sender = -1;
+    ev->stream = -1;
+    ev->peer = -1;
+    return ev;
+}
+
+int pure_link_event_next(pure_link *pl, pure_link_event *ev) {
+    assert(pl != NULL && pl->magic == PL_MAGIC && ev != NULL);
+    if (pl->ev_count == 0) {
+        /* Delivery paused on a full queue resumes once the host has drained it. */
+        if (pl->deliver_blocked) {
+            pl->deliver_blocked = 0;
+            for (uint32_t i = 0; i < pl->config.runs_most; i++)
+                if (pl->runs[i].in_use == 1) {
+                    pl_receiver_deliver(pl, &pl->runs[i]);
+                    pl_run_emit(pl, &pl->runs[i]);
+                }
+            for (uint32_t i = 0; i < pl->config.senders_most; i++)
+                if (pl->senders[i].open) pl_sender_emit(pl, &pl->senders[i]);
+        }
+        if (pl->ev_count == 0) return 0;
+    }
+    *ev = pl->events[pl->ev_head];
+    pl->ev_head = (pl->ev_head + 1) % PL_EVENTS_MOST;
+    pl->ev_count--;
+    return 1;
+}
+
+static void fatal(pure_link *pl, int code) {
+    if (pl->fatal) return;
+    pl->fatal = code;
+    if (pl_events_room(pl) > 0) {
+        pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_FATAL);
+        ev->code = code;
+        pl->fatal_reported = 1;
+    }
+}
+
+static void enter(pure_link *pl, uint64_t now_ns) {
+    assert(pl != NULL && pl->magic == PL_MAGIC);
+    assert(now_ns >= pl->now_ns);  /* time never goes back */
+    pl->now_ns = now_ns;
+    if (pl->fatal && !pl->fatal_reported && pl_events_room(pl) > 0) {
+        pl->fatal_reported = 1;
+        pl_event_push(pl, PURE_LINK_EVENT_FATAL)->code = pl->fatal;
+    }
+}
+
+/* ---- Dispatch ---- */
+pl_sender *pl_sender_by_run(pure_link *pl, uint64_t run) {
+    for (uint32_t i = 0; i < pl->config.senders_most; i++)
+        if (pl->senders[i].open && pl->senders[i].run == run) return &pl->senders[i];
+    return NULL;
+}
+
+int pure_link_receive(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
+                      uint64_t now_ns) {
+    enter(pl, now_ns);
+    assert(from != NULL && from->len >= 1 && from->len <= PURE_LINK_ADDR_MOST);
+    assert(data != NULL || len == 0);
+    if (pl->fatal) return PURE_LINK_ERR_FATAL;
+    pl->stats.packets_received++;
+    pl->stats.bytes_received += len;
+    pl_header h;
+    int hl = pl_header_decode(&h, data, len);
+    if (hl < 0 || len < (size_t)hl + PURE_LINK_TAG_BYTES + 1) {
+        pl->stats.dropped_bad_header++;
+    } else if (h.reply) {
+        pl_sender *s = pl_sender_by_run(pl, h.run);
+        if (s == NULL) pl->stats.dropped_unknown_key++;
+        else pl_sender_on_reply(pl, s, from, data, len, now_ns);
+    } else {
+        pl_receiver_on_packet(pl, from, data, len, now_ns);
+    }
+    pl_deadline_update(pl);
+    return 0;
+}
+
+int pure_link_pull(pure_link *pl, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns) {
+    enter(pl, now_ns);
+    assert(buf != NULL && to != NULL);
+    if (pl->fatal) return PURE_LINK_ERR_FATAL;
+    if (cap < PURE_LINK_DATAGRAM_MOST) return PURE_LINK_ERR_BUFFER;
+    int n = pl_lost_pull(pl, buf, to);
+    /* Replies first (they carry ACKs the senders' windows wait on), then senders, each
+     * round-robin so that no run or output starves the others. */
+    for (uint32_t k = 0; k < pl->config.runs_most && n == 0; k++) {
+        pl_run *r = &pl->runs[(pl->run_cursor + k) % pl->config.runs_most];
+        if (r->in_use) n = pl_run_pull(pl, r, buf, cap, to, now_ns);
+        if (n != 0) pl->run_cursor = (uint32_t)((r - pl->runs) + 1) % pl->config.runs_most;
+    }
+    for (uint32_t k = 0; k < pl->config.senders_most && n == 0; k++) {
+        pl_sender *s = &pl->senders[(pl->sender_cursor + k) % pl->config.senders_most];
+        if (s->open) n = pl_sender_pull(pl, s, buf, cap, to, now_ns);
+        if (n != 0) pl->sender_cursor = (uint32_t)((s - pl->senders) + 1) % pl->config.senders_most;
+    }
+    if (n > 0) {
+        pl->stats.packets_sent++;
+        pl->stats.bytes_sent += (uint64_t)n;
+    }
+    if (n == 0) pl_deadline_update(pl);
+    return n;
+}
+
+int pure_link_tick(pure_link *pl, uint64_t now_ns) {
+    enter(pl, now_ns);
+    if (pl->fatal) return PURE_LINK_ERR_FATAL;
+    for (uint32_t i = 0; i < pl->config.senders_most; i++)
+        if (pl->senders[i].open) pl_sender_tick(pl, &pl->senders[i], now_ns);
+    for (uint32_t i = 0; i < pl->config.runs_most; i++)
+        if (pl->runs[i].in_use) pl_run_tick(pl, &pl->runs[i], now_ns);
+    pl_deadline_update(pl);
+    return 0;
+}
+
+void pl_deadline_update(pure_link *pl) {
+    uint64_t d = UINT64_MAX;
+    for (uint32_t i = 0; i < pl->config.senders_most; i++)
+        if (pl->senders[i].open) {
+            uint64_t t = pl_sender_deadline(&pl->senders[i]);
+            if (t < d) d = t;
+        }
+    for (uint32_t i = 0; i < pl->config.runs_most; i++)
+        if (pl->runs[i].in_use) {
+            uint64_t t = pl_run_deadline(&pl->runs[i]);
+            if (t < d) d = t;
+        }
+    pl->deadline_ns = d;
+}
+
+uint64_t pure_link_deadline(const pure_link *pl) {
+    assert(pl != NULL && pl->magic == PL_MAGIC);
+    return pl->deadline_ns;
+}
+
+/* ---- Statistics ---- */
+int pure_link_stats_get(const pure_link *pl, int sender, pure_link_stats *out) {
+    assert(pl != NULL && pl->magic == PL_MAGIC && out != NULL);
+    assert(out->version == PURE_LINK_STATS_VERSION);
+    if (sender >= 0) {
+        if ((uint32_t)sender >= pl->config.senders_most || !pl->senders[sender].open)
+            return PURE_LINK_ERR_NOT_FOUND;
+        const pl_sender *s = &pl->senders[sender];
+        *out = s->stats;
+        out->rtt_ns_latest = s->rtt.rtt_ns_latest;
+        out->rtt_ns_min = s->rtt.rtt_ns_min;
+        out->rtt_ns_smoothed = s->rtt.rtt_ns_smoothed;
+        out->rtt_ns_variance = s->rtt.rtt_ns_variance;
+        out->cwnd_bytes = pl_cc_cwnd(&s->cc);
+        out->bytes_in_flight = s->bytes_in_flight;
+        out->pacing_rate_bytes_per_s = s->pacer.rate_bytes_per_s;
+        out->congestion_events = s->cc.congestion_events;
+        out->congestion_undos = s->cc.congestion_undos;
+        out->version = PURE_LINK_STATS_VERSION;
+        return 0;
+    }
+    *out = pl->stats;
+    /* Endpoint totals add up the senders' counters. */
+    for (uint32_t i = 0; i < pl->config.senders_most; i++) {
+        const pl_sender *s = &pl->senders[i];
+        if (!s->open && s->stats.packets_sent == 0) continue;
+        out->packets_lost += s->stats.packets_lost;
+        out->packets_retransmitted += s->stats.packets_retransmitted;
+        out->records_queued += s->stats.records_queued;
+        out->records_sent += s->stats.records_sent;
+        out->records_stored += s->stats.records_stored;
+        out->records_resent += s->stats.records_resent;
+        out->link_refused += s->stats.link_refused;
+        out->epochs += s->stats.epochs;
+        out->x25519_ops += s->stats.x25519_ops;
+        out->lost_notices_received += s->stats.lost_notices_received;
+        out->spurious_losses += s->stats.spurious_losses;
+        out->congestion_events += s->cc.congestion_events;
+        out->congestion_undos += s->cc.congestion_undos;
+    }
+    out->version = PURE_LINK_STATS_VERSION;
+    return 0;
+}
+
+const char *pure_link_strerror(int code) {
+    switch (code) {
+    case PURE_LINK_OK: return "ok";
+    case PURE_LINK_ERR_INVALID: return "argument out of range";
+    case PURE_LINK_ERR_TOO_BIG: return "record larger than PURE_LINK_RECORD_MOST (16 MiB)";
+    case PURE_LINK_ERR_FULL: return "no room now; retry after progress";
+    case PURE_LINK_ERR_BUFFER: return "buffer too small";
+    case PURE_LINK_ERR_CRYPTO: return "key operation failed";
+    case PURE_LINK_ERR_WIRING: return "wiring is inconsistent";
+    case PURE_LINK_ERR_MEMO: return "not a memo of this format";
+    case PURE_LINK_ERR_CLOSED: return "closed";
+    case PURE_LINK_ERR_FATAL: return "endpoint failed earlier";
+    case PURE_LINK_ERR_NOT_FOUND: return "no such sender, stream or peer";
+    default: return "unknown error";
+    }
+}
+
+/* A broken invariant of key setup ends the endpoint rather than sending under a bad key. */
+void pl_fatal(pure_link *pl, int code) { fatal(pl, code); }

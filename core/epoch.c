@@ -1,0 +1,85 @@
+/* epoch.c: the epoch chain (spec/crypto.md).  A sender offers a fresh X25519 key in
+ * OFFER; the receiver answers with its own in ACCEPT; both derive E(n+1) from E(n) and the
+ * new shared secret, and the sender seals everything after in the new epoch.  LOST sends
+ * a sender back to epoch 0 of the same run (its packet numbers go on, so no nonce repeats). */
+#include "internal.h"
+
+void pl_fatal(pure_link *pl, int code);
+
+/* Derives a side's packet keys of one epoch into k (reply keys only when the reply run is
+ * known: a sender learns it from the first authentic reply). */
+void pl_epoch_keys_set(pure_link *pl, pl_epoch_keys *k, uint32_t epoch, const uint8_t secret[32],
+                       const uint8_t sender_pub[32], const uint8_t receiver_pub[32], uint64_t run,
+                       uint64_t reply_run, int reply_known) {
+    pl_packet_key pk;
+    memset(k, 0, sizeof *k);
+    k->valid = 1;
+    k->epoch = epoch;
+    memcpy(k->secret, secret, 32);
+    pl_data_key(&pk, secret, sender_pub, receiver_pub, run, epoch);
+    pl_aead_key(pl, k->data_ctx, k->data_iv, &pk);
+    if (reply_known) {
+        pl_reply_key(&pk, secret, receiver_pub, sender_pub, run, reply_run, epoch);
+        pl_aead_key(pl, k->reply_ctx, k->reply_iv, &pk);
+        k->reply_run = reply_run;
+        k->reply_valid = 1;
+    }
+    memset(&pk, 0, sizeof pk);
+}
+
+/* The sender moves to `epoch` with secret E: the old current keys become the previous
+ * ones (replies sealed in them may still arrive), older ones are wiped. */
+void pl_sender_set_epoch(pure_link *pl, pl_sender *s, uint32_t epoch, const uint8_t secret[32]) {
+    const pl_epoch_keys *cur = PL_SENDER_KEYS(s);
+    uint64_t reply_run = cur->reply_run;
+    int reply_known = cur->valid && cur->reply_valid;
+    if (cur->valid) s->key_cur ^= 1;  /* the current keys stay, as the previous ones */
+    pl_epoch_keys_set(pl, PL_SENDER_KEYS(s), epoch, secret, pl->static_public, s->wiring.receiver_public, s->run,
+                      reply_run, reply_known);
+    s->epoch = epoch;
+    s->epoch_started_ns = pl->now_ns;
+    s->epoch_packets = 0;
+    s->epoch_ns_most = pl->config.epoch_ns;
+    s->stats.epochs++;
+    s->epoch_event_due = 1;
+}
+
+/* Starts offering `epoch` with a fresh ephemeral key. */
+void pl_sender_offer_new(pure_link *pl, pl_sender *s, uint32_t epoch) {
+    pl_random(pl, s->offer_secret, 32);
+    pl->crypto->x25519_base(s->offer_public, s->offer_secret);
+    s->offer_epoch = epoch;
+}
+
+void pl_sender_on_accept(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns) {
+    (void)now_ns;
+    uint32_t epoch = f->accept.epoch;
+    const uint8_t *their = f->accept.public_key;
+    if (s->offer_epoch == 0 || epoch != s->offer_epoch || memcmp(f->accept.echo, s->offer_public, 4) != 0) return;
+    if (epoch != s->epoch + 1) return;
+    uint8_t dh[32], next[32];
+    s->stats.x25519_ops++;
+    if (pl->crypto->x25519(dh, s->offer_secret, their) != 0) return;  /* all-zero: refuse */
+    pl_epoch_next(next, PL_SENDER_KEYS(s)->secret, dh, s->offer_public, their, epoch);
+    pl_sender_set_epoch(pl, s, epoch, next);
+    /* Forward secrecy: the ephemeral secret and the shared value go now. */
+    memset(s->offer_secret, 0, 32);
+    memset(dh, 0, 32);
+    memset(next, 0, 32);
+    s->offer_epoch = 0;
+}
+
+/* LOST: the receiver cannot open our epoch (it restarted without a memo).  Honoured only
+ * for the epoch we seal in now, so a replayed old LOST changes nothing. */
+void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns) {
+    (void)now_ns;
+    s->stats.lost_notices_received++;
+    if (s->epoch == 0 || f->lost.epoch != s->epoch) return;
+    memset(s->keys, 0, sizeof s->keys);
+    pl_sender_set_epoch(pl, s, 0, s->static_e0);
+    pl_sender_offer_new(pl, s, 1);
+    /* The receiver's stream state went with its epoch: bind again, resend unstored bytes. */
+    s->stream_known = 0;
+    pl_rangeset_add(&s->resend, s->stored_off, s->next_off);
+    s->acked_end = s->stored_off;
+}

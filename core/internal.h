@@ -1,0 +1,407 @@
+/* internal.h: the endpoint's state.  Not part of the API.
+ *
+ * One endpoint is one node on one socket.  It holds up to senders_most senders (outputs of
+ * this node) and a receiver part that serves wired peers, each with run slots.  All of it
+ * lives in the caller's memory, carved at init by layout(); pointers in these structs point
+ * into that memory only (the caller must not move it). */
+#ifndef PL_INTERNAL_H
+#define PL_INTERNAL_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "pure_link.h"
+#include "crypto.h"
+#include "wire.h"
+#include "rtt.h"
+#include "rack.h"
+#include "cc.h"
+#include "pacer.h"
+
+#define PL_NONE UINT64_MAX          /* "no such time / number" */
+#define PL_NS_PER_MS 1000000ull
+#define PL_NS_PER_S 1000000000ull
+
+/* ---- Limits (every one named; see spec/protocol.md "Values"). ---- */
+#define PL_EVENTS_MOST          512u   /* event queue; delivery pauses when it is full */
+#define PL_RANGES_MOST          256u   /* reassembly holes tracked per run */
+#define PL_RESEND_RANGES_MOST   256u   /* stream ranges awaiting retransmission per sender */
+#define PL_ACK_RECV_RANGES_MOST 32u    /* received-pn ranges a run remembers for ACK */
+#define PL_REPLAY_WINDOW        2048u  /* packets behind the largest that are still accepted */
+#define PL_EPOCH_KEYS           3u     /* previous, current, next epoch keys of a run */
+#define PL_SOURCES_BYTES        512u   /* wiring: allowed source names per peer */
+#define PL_RESEND_UNSTORED_NS   (1 * PL_NS_PER_S)   /* seed: heard but not stored in 1 s: resend */
+#define PL_REFUSE_WAIT_NS_FIRST (1 * PL_NS_PER_S)   /* seed: refusal wait starts at 1 s ... */
+#define PL_REFUSE_WAIT_NS_MOST  (64 * PL_NS_PER_S)  /* ... doubling up to 64 s */
+#define PL_HOST_ANSWER_NS_MOST  (1 * PL_NS_PER_S)   /* unanswered STREAM_OPEN counts as refused */
+#define PL_OLD_EPOCH_NS         (10 * PL_NS_PER_S)  /* old epoch keys kept after a change */
+#define PL_OFFERS_PER_S         4u     /* X25519 for authenticated OFFERs, per peer */
+#define PL_LOST_GAP_NS          (100 * PL_NS_PER_MS) /* LOST notices per (peer) at most this often */
+#define PL_LOST_TRIGGER_MOST_MIN 64u   /* a LOST answers only datagrams at least this large */
+#define PL_ACK_EVERY            2u     /* ack-eliciting packets before an immediate ACK */
+#define PL_ACK_DELAY_NS_PEER    (25 * PL_NS_PER_MS)  /* spec: a receiver ACKs within 25 ms */
+#define PL_LOST_TRIGGER_LEAST   64u    /* spec: LOST answers only datagrams of >= 64 B */
+#define PL_LOST_QUEUE_MOST      16u    /* LOST notices waiting to be pulled */
+#define PL_REPLY_BYTES_LEAST    64u    /* a reply is not started with less budget than this */
+#define PL_ACK_BYTES_LEAST      16u    /* room for an ACK with one range */
+#define PL_EPOCH_PACKETS_LIMIT  (1ull << 23) /* spec: a new epoch before this many packets */
+
+_Static_assert(PL_REPLAY_WINDOW % 64 == 0, "replay bitmap is in 64-bit words");
+_Static_assert(PL_EPOCH_PACKETS_LIMIT <= (1ull << 23), "AEAD limit");
+
+/* ---- A timer table: an enum-indexed array and the cached earliest deadline. ---- */
+typedef enum pl_sender_timer {
+    PL_ST_LOSS = 0,      /* RACK time threshold or PTO */
+    PL_ST_PACE,          /* pacing: next datagram may leave */
+    PL_ST_RESEND,        /* records heard but not stored within 1 s */
+    PL_ST_REFUSE,        /* refusal wait over: send a trial packet */
+    PL_ST_EPOCH,         /* time to offer a new epoch */
+    PL_ST_COUNT
+} pl_sender_timer;
+
+typedef enum pl_run_timer {
+    PL_RT_ACK = 0,       /* ack delay ran out */
+    PL_RT_HOST,          /* host did not answer STREAM_OPEN */
+    PL_RT_OLD_EPOCH,     /* drop the previous epoch's keys */
+    PL_RT_COUNT
+} pl_run_timer;
+
+typedef struct pl_range { uint64_t lo, hi; } pl_range; /* [lo, hi) */
+
+/* A set of disjoint, sorted [lo, hi) ranges with a bound on their number. */
+typedef struct pl_rangeset {
+    uint32_t count, most;
+    pl_range *r;
+} pl_rangeset;
+
+/* ---- Keys of one epoch of one run, as a side holds them. ---- */
+typedef struct pl_epoch_keys {
+    uint8_t valid;
+    uint32_t epoch;
+    uint64_t reply_run;                    /* the reply run these reply keys are for */
+    uint8_t reply_valid;                   /* reply keys derived (a sender needs the reply run) */
+    uint8_t secret[32];                    /* E(epoch) */
+    _Alignas(16) uint8_t data_ctx[PURE_LINK_AEAD_CTX_BYTES];  /* sender -> receiver */
+    _Alignas(16) uint8_t reply_ctx[PURE_LINK_AEAD_CTX_BYTES]; /* receiver -> sender */
+    uint8_t data_iv[12], reply_iv[12];
+} pl_epoch_keys;
+
+/* ---- Sender ---- */
+typedef enum pl_sent_state { PL_SENT_FREE = 0, PL_SENT_FLIGHT, PL_SENT_ACKED, PL_SENT_LOST } pl_sent_state;
+
+typedef struct pl_sent {
+    uint64_t pn;
+    uint64_t sent_ns;
+    uint64_t off, len;       /* record-stream range carried ([off, off+len)); len 0: none */
+    uint32_t bytes;          /* datagram bytes (for congestion control) */
+    uint8_t state;
+    uint8_t eliciting;
+    uint8_t has_stream, has_offer, has_response, trial, app_limited;
+    uint32_t episode;        /* LOST: the congestion episode its loss counted in */
+} pl_sent;
+
+typedef struct pl_sender {
+    uint8_t open, closing, closed_reported;
+    int handle;
+    pure_link_sender_config wiring;        /* names copied below; pointers cleared */
+    char source[PURE_LINK_NAME_MOST + 1], input[PURE_LINK_NAME_MOST + 1];
+    uint8_t source_len, input_len;
+    uint64_t run;
+    uint8_t static_e0[32];
+
+    /* Keys: sealing in `epoch`, opening replies of the current and previous epoch. */
+    pl_epoch_keys keys[2];                 /* keys[key_cur] current, the other previous; AEAD
+                                              contexts may not be copied, so they rotate */
+    uint8_t key_cur;
+    uint32_t epoch;
+    uint8_t offer_secret[32], offer_public[32];
+    uint32_t offer_epoch;                  /* epoch offered and not accepted yet; 0: none */
+    uint64_t epoch_started_ns, epoch_packets;
+    uint64_t reply_run;                    /* latest authenticated reply run */
+
+    /* Packet numbers and in-flight packets (ring indexed by pn % sent_most). */
+    uint64_t pn_next, largest_acked;       /* largest_acked = PL_NONE before any */
+    uint64_t largest_reply_pn;             /* replies: for the replay window */
+    uint64_t reply_window[PL_REPLAY_WINDOW / 64];
+    pl_sent *sent;
+    uint32_t sent_most;
+    uint64_t pn_oldest;                    /* oldest pn whose entry may still be in use */
+    uint64_t bytes_in_flight, eliciting_in_flight;
+
+    /* Record queue: bytes [stored_off, end_off) of the record stream, in a ring. */
+    uint8_t *queue;
+    uint32_t queue_bytes;
+    uint64_t *record_start;                /* ring of record start offsets by record number */
+    uint32_t records_most;
+    uint64_t records_stored;               /* heard STORED mark: records below are freed */
+    uint64_t records_end;                  /* next record number to queue */
+    uint64_t stored_off, end_off;          /* stream offsets */
+    uint64_t next_off;                     /* first stream byte never sent */
+    uint64_t acked_end;                    /* highest end of an acknowledged range */
+    uint64_t credit;                       /* from STORED */
+    pl_rangeset resend;
+    pl_range resend_store[PL_RESEND_RANGES_MOST];
+    uint64_t stored_progress_ns;           /* last time STORED advanced */
+
+    /* Stream binding, address validation. */
+    uint8_t stream_known;                  /* an ACK covered a packet that carried STREAM */
+    uint8_t response_pending;
+    uint8_t response_token[16];
+
+    /* Refusal (spec/protocol.md "REFUSED"). */
+    uint8_t refused;
+    uint32_t refused_reason;
+    uint64_t refuse_wait_ns, trial_pn;     /* trial_pn = PL_NONE: no trial in flight */
+    uint8_t trial_due;
+
+    pl_rtt rtt;
+    pl_rack rack;
+    pl_cc cc;
+    pl_pacer pacer;
+    uint64_t loss_time_ns;                 /* RACK: earliest time a packet times out; PL_NONE */
+    uint32_t pto_count;
+
+    uint32_t offers_in_flight, responses_in_flight;
+    uint32_t probes_due;                   /* PTO probes that may exceed the window */
+    uint64_t pace_wait_ns;                 /* pacing holds a datagram until then */
+    uint64_t epoch_ns_most;
+    uint8_t stored_event_due, refused_event_due, released_event_due, epoch_event_due;
+
+    uint64_t timers[PL_ST_COUNT];
+    uint64_t last_send_ns;
+    pure_link_stats stats;
+} pl_sender;
+
+/* ---- Receiver ---- */
+typedef enum pl_stream_state {
+    PL_STREAM_NONE = 0,      /* no STREAM heard (or forgotten) */
+    PL_STREAM_ASKING,        /* STREAM_OPEN event out, waiting for the host */
+    PL_STREAM_ACCEPTED,
+    PL_STREAM_REFUSED
+} pl_stream_state;
+
+typedef struct pl_run {
+    uint8_t in_use;
+    int handle;
+    int peer;
+    uint64_t run;
+    uint64_t last_heard_ns;
+    pl_epoch_keys keys[PL_EPOCH_KEYS];     /* by epoch: the slot (epoch % 3) */
+    uint32_t epoch;                        /* highest epoch the sender is heard to use */
+    uint32_t epoch_newest;                 /* highest epoch derived (>= epoch) */
+    /* OFFER / ACCEPT */
+    uint8_t offer_public[32], accept_public[32];
+    uint32_t accept_epoch;                 /* ACCEPT to (re)send for this epoch; 0: none */
+    uint64_t memo_token;                   /* ACCEPT waits until this memo write is durable */
+    uint8_t accept_pending;
+    uint8_t fresh;                         /* a packet proved the run live (epoch >= 1 opened) */
+    /* Replay window over received packet numbers. */
+    uint64_t largest_pn;                   /* PL_NONE before any */
+    uint64_t window[PL_REPLAY_WINDOW / 64];
+    /* ACK state. */
+    pl_rangeset acks;
+    pl_range ack_store[PL_ACK_RECV_RANGES_MOST];
+    uint64_t largest_recv_ns;
+    uint32_t eliciting_unacked;
+    uint8_t ack_pending, stream_unknown_flag;
+    uint64_t reply_pn_next;
+    /* Address. */
+    pure_link_addr addr;
+    uint8_t validated;
+    uint64_t unvalidated_in, unvalidated_out;  /* bytes since the address was taken */
+    uint8_t challenge_token[16];
+    uint8_t challenge_pending;
+    /* Stream. */
+    uint8_t stream_state;
+    uint32_t refused_reason;
+    uint8_t refused_notice_pending;
+    char source[PURE_LINK_NAME_MOST + 1], input[PURE_LINK_NAME_MOST + 1];
+    uint64_t shape;
+    uint64_t base_record, base_off;        /* from STREAM: first record the sender holds */
+    uint8_t base_known;
+    uint64_t host_mark;                    /* records below this the host already stored */
+    uint64_t deliver_off, deliver_record;  /* next record to hand over */
+    uint64_t stored_off, stored_record;    /* host's durable mark */
+    uint64_t delivered_bytes, delivered_records;   /* for the credit formula */
+    uint8_t *buf;                          /* reassembly ring, stream_buffer_bytes */
+    pl_rangeset have;                      /* stream ranges received beyond deliver_off */
+    pl_range have_store[PL_RANGES_MOST];
+    uint64_t *unstored_end;                /* ring: end offsets of delivered, unstored records */
+    uint8_t stored_pending;
+    uint8_t broken;                        /* the record stream failed to parse: no delivery */
+    uint8_t open_event_due, epoch_event_due;
+    uint64_t timers[PL_RT_COUNT];
+} pl_run;
+
+typedef struct pl_peer {
+    uint8_t in_use;
+    uint8_t public_key[32];
+    uint32_t key_id;
+    uint8_t e0[32];                        /* E(0) of this peer */
+    char sources[PL_SOURCES_BYTES];
+    uint32_t runs;                         /* run slots held */
+    uint64_t offer_tat_ns;                 /* X25519 rate (GCRA, see PL_OFFERS_PER_S) */
+    uint64_t last_lost_ns;
+} pl_peer;
+
+/* ---- Memo (memo.c, spec/memo.md) ---- */
+#define PL_MEMO_LAYOUT          1u     /* layout number inside the PLM3 format */
+#define PL_MEMO_HEADER_BYTES    64u
+#define PL_MEMO_SLOT_BYTES      192u
+#define PL_MEMO_WRITES_MOST     32u    /* slot writes in progress */
+#define PL_MEMO_WRITES_PER_EPOCH 3u    /* header + slot + erased side slot */
+enum {                                 /* byte offsets inside a slot image */
+    PL_MEMO_SEQ = 0, PL_MEMO_STATE = 8, PL_MEMO_EPOCH = 12, PL_MEMO_PEER = 16, PL_MEMO_RUN = 48,
+    PL_MEMO_SECRET = 56, PL_MEMO_OFFER = 88, PL_MEMO_ACCEPT = 120, PL_MEMO_SUM = 176
+};
+_Static_assert(PL_MEMO_SUM + 16 == PL_MEMO_SLOT_BYTES, "the checksum closes a slot");
+_Static_assert(PL_MEMO_ACCEPT + 32 <= PL_MEMO_SUM, "slot fields do not overlap the checksum");
+
+typedef struct pl_memo_write {
+    uint8_t busy, emitted, step, copy;   /* step 1: first copy; 2: second copy (or header) */
+    uint32_t slot;
+    uint64_t token, offset;
+    size_t len;
+    uint8_t image[PL_MEMO_SLOT_BYTES];
+} pl_memo_write;
+_Static_assert(PL_MEMO_HEADER_BYTES <= PL_MEMO_SLOT_BYTES, "the header fits a write image");
+
+typedef struct pl_memo_mirror {        /* what each memo slot holds, in memory */
+    uint64_t seq;
+    uint64_t run;
+    int peer;
+    uint8_t full;
+} pl_memo_mirror;
+
+typedef struct pl_lost_notice {
+    int peer;
+    uint64_t run;
+    uint8_t epoch_field;
+    pure_link_addr to;
+} pl_lost_notice;
+
+/* ---- The endpoint ---- */
+struct pure_link {
+    uint32_t magic;
+    pure_link_config config;
+    const pure_link_crypto *crypto;
+    uint8_t static_secret[32], static_public[32];
+    uint8_t rng_key[32];
+    uint64_t rng_counter;
+    uint64_t reply_run;                    /* this receiver's run, new at every start */
+    uint64_t now_ns;
+    int fatal;
+    uint8_t fatal_reported;
+
+    pl_sender *senders;
+    pl_peer *peers;
+    pl_run *runs;
+    uint32_t sender_cursor, run_cursor;    /* round-robin for pull */
+
+    pure_link_event events[PL_EVENTS_MOST];
+    uint32_t ev_head, ev_count;
+    uint8_t deliver_blocked;               /* the event queue filled during delivery */
+
+    pl_memo_write memo_writes[PL_MEMO_WRITES_MOST];
+    pl_memo_mirror *memo_mirror;           /* PURE_LINK_MEMO_SIDE_SLOTS + peers_most */
+    uint8_t memo_generation[8];
+    uint8_t memo_header_due;
+
+    pl_lost_notice lost_queue[PL_LOST_QUEUE_MOST];
+    uint32_t lost_count;
+
+    uint64_t deadline_ns;
+    pure_link_stats stats;                 /* endpoint totals (receiver side and drops) */
+    uint64_t memo_token_next;
+};
+
+#define PL_MAGIC 0x706c6e6bu
+
+#define PL_SENDER_KEYS(s) (&(s)->keys[(s)->key_cur])
+
+/* endpoint.c */
+void pl_random(pure_link *pl, void *out, size_t len);
+pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind);
+uint32_t pl_events_room(const pure_link *pl);
+void pl_deadline_update(pure_link *pl);
+void pl_aead_key(const pure_link *pl, void *ctx, uint8_t iv[12], const pl_packet_key *k);
+void pl_fatal(pure_link *pl, int code);
+
+/* C11 has no strnlen: length of s, at most `most`. */
+static inline size_t pl_strnlen(const char *s, size_t most) {
+    size_t n = 0;
+    while (n < most && s[n] != 0) n++;
+    return n;
+}
+
+/* ranges.c */
+void pl_rangeset_init(pl_rangeset *s, pl_range *store, uint32_t most);
+int pl_rangeset_add(pl_rangeset *s, uint64_t lo, uint64_t hi); /* 0, or -1 when full */
+void pl_rangeset_add_pn(pl_rangeset *s, uint64_t pn);          /* drops the oldest when full */
+void pl_rangeset_remove_below(pl_rangeset *s, uint64_t lo);
+void pl_rangeset_remove(pl_rangeset *s, uint64_t lo, uint64_t hi);
+int pl_rangeset_contains(const pl_rangeset *s, uint64_t v);
+int pl_replay_check(const uint64_t *window, uint64_t largest, uint64_t pn);
+void pl_replay_mark(uint64_t *window, uint64_t *largest, uint64_t pn);
+
+/* epoch.c */
+void pl_epoch_keys_set(pure_link *pl, pl_epoch_keys *k, uint32_t epoch, const uint8_t secret[32],
+                       const uint8_t sender_pub[32], const uint8_t receiver_pub[32], uint64_t run,
+                       uint64_t reply_run, int reply_known);
+void pl_sender_set_epoch(pure_link *pl, pl_sender *s, uint32_t epoch, const uint8_t secret[32]);
+void pl_sender_offer_new(pure_link *pl, pl_sender *s, uint32_t epoch);
+void pl_sender_on_accept(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns);
+void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns);
+
+/* sender.c */
+pl_sender *pl_sender_by_run(pure_link *pl, uint64_t run);
+void pl_queue_get(const pl_sender *s, uint64_t off, uint8_t *out, size_t len);
+void pl_sender_check_closed(pure_link *pl, pl_sender *s);
+uint64_t pl_sender_credit_off(const pl_sender *s);
+uint64_t pl_sender_record_at(const pl_sender *s, uint64_t off);
+
+/* send.c */
+int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns);
+void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns);
+uint64_t pl_sender_deadline(const pl_sender *s);
+void pl_sender_arm_loss_timer(pl_sender *s, uint64_t now_ns);
+uint64_t pl_sender_pacing_rate(const pl_sender *s);
+
+/* reply.c */
+int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, const uint8_t *data,
+                       size_t len, uint64_t now_ns);
+void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns);
+void pl_sender_requeue_oldest(pl_sender *s);
+void pl_sender_release(pure_link *pl, pl_sender *s);
+void pl_sender_emit(pure_link *pl, pl_sender *s);
+
+/* receiver.c */
+int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
+                          uint64_t now_ns);
+int pl_peer_allows(const pl_peer *p, const char *source);
+void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns);
+
+/* stream.c */
+void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, const uint8_t *p, size_t n,
+                      size_t datagram_len, uint64_t pn, uint32_t epoch, uint64_t now_ns);
+void pl_receiver_deliver(pure_link *pl, pl_run *r);
+uint64_t pl_run_credit(const pure_link *pl, const pl_run *r);
+
+/* answer.c */
+void pl_run_emit(pure_link *pl, pl_run *r);
+int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns);
+void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns);
+uint64_t pl_run_deadline(const pl_run *r);
+void pl_notice_lost(pure_link *pl, pl_peer *p, const pl_header *h, const pure_link_addr *from, size_t len,
+                    uint64_t now_ns);
+int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to);
+
+/* memo.c */
+size_t pl_memo_slots(const pure_link_config *c);
+int pl_memo_room(const pure_link *pl);
+void pl_memo_on_epoch(pure_link *pl, pl_run *r);
+void pl_memo_emit(pure_link *pl);
+
+#endif

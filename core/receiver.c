@@ -1,0 +1,164 @@
+/* receiver.c: wiring, peers and run slots, and opening a sender's packets.  What the
+ * frames do to a run's stream is stream.c; what a run answers is answer.c. */
+#include "internal.h"
+
+static int peer_index(const pure_link *pl, const pl_peer *p) { return (int)(p - pl->peers); }
+
+int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char *sources, uint64_t now_ns) {
+    assert(pl != NULL && pl->magic == PL_MAGIC && peer_public != NULL && sources != NULL);
+    assert(now_ns >= pl->now_ns);
+    pl->now_ns = now_ns;
+    size_t sources_len = pl_strnlen(sources, PL_SOURCES_BYTES);
+    if (sources_len == 0 || sources_len >= PL_SOURCES_BYTES) return PURE_LINK_ERR_INVALID;
+    uint32_t id = pl_key_id(peer_public);
+    pl_peer *free_peer = NULL;
+    for (uint32_t i = 0; i < pl->config.peers_most; i++) {
+        pl_peer *p = &pl->peers[i];
+        if (!p->in_use) { if (free_peer == NULL) free_peer = p; continue; }
+        /* The key id is only a hint on the wire: two wired keys may not share one. */
+        if (p->key_id == id) return PURE_LINK_ERR_WIRING;
+    }
+    if (free_peer == NULL) return PURE_LINK_ERR_FULL;
+    uint8_t shared[32];
+    pl->stats.x25519_ops++;
+    if (pl->crypto->x25519(shared, pl->static_secret, peer_public) != 0) return PURE_LINK_ERR_CRYPTO;
+    pl_peer *p = free_peer;
+    memset(p, 0, sizeof *p);
+    p->in_use = 1;
+    memcpy(p->public_key, peer_public, 32);
+    p->key_id = id;
+    pl_epoch0_secret(p->e0, shared);
+    memset(shared, 0, sizeof shared);
+    memcpy(p->sources, sources, sources_len);
+    p->last_lost_ns = PL_NONE;
+    return peer_index(pl, p);
+}
+
+/* Is `source` among the peer's allowed sources ('\n'-separated, "*" for any)? */
+int pl_peer_allows(const pl_peer *p, const char *source) {
+    size_t n = strlen(source);
+    for (const char *at = p->sources; *at;) {
+        const char *end = strchr(at, '\n');
+        size_t len = end ? (size_t)(end - at) : strlen(at);
+        if ((len == 1 && at[0] == '*') || (len == n && memcmp(at, source, n) == 0)) return 1;
+        if (!end) break;
+        at = end + 1;
+    }
+    return 0;
+}
+
+static pl_peer *peer_by_key_id(pure_link *pl, uint32_t id) {
+    for (uint32_t i = 0; i < pl->config.peers_most; i++)
+        if (pl->peers[i].in_use && pl->peers[i].key_id == id) return &pl->peers[i];
+    return NULL;
+}
+
+static pl_run *run_find(pure_link *pl, int peer, uint64_t run) {
+    for (uint32_t i = 0; i < pl->config.runs_most; i++) {
+        pl_run *r = &pl->runs[i];
+        if (r->in_use && r->peer == peer && r->run == run) return r;
+    }
+    return NULL;
+}
+
+/* The seed's slot rule: a peer's longest-quiet run gives up its slot only when it is idle;
+ * while every run of the peer is alive, the peer gets one more slot (up to 64). */
+static pl_run *run_slot_for(pure_link *pl, int peer, uint64_t now_ns) {
+    pl_run *quiet = NULL, *free_slot = NULL;
+    uint32_t held = 0;
+    for (uint32_t i = 0; i < pl->config.runs_most; i++) {
+        pl_run *r = &pl->runs[i];
+        if (!r->in_use) { if (free_slot == NULL) free_slot = r; continue; }
+        if (r->peer != peer) continue;
+        held++;
+        if (quiet == NULL || r->last_heard_ns < quiet->last_heard_ns) quiet = r;
+    }
+    if (quiet != NULL && now_ns - quiet->last_heard_ns >= pl->config.idle_ns) return quiet;
+    if (held < PURE_LINK_RUNS_PER_PEER && free_slot != NULL) return free_slot;
+    return NULL;
+}
+
+void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns) {
+    uint8_t *buf = r->buf;
+    uint64_t *unstored = r->unstored_end;
+    int handle = r->handle;
+    memset(r, 0, sizeof *r);
+    r->buf = buf, r->unstored_end = unstored, r->handle = handle;
+    r->in_use = 1;
+    r->peer = peer;
+    r->run = run;
+    r->last_heard_ns = now_ns;
+    r->largest_pn = PL_NONE;
+    r->addr = *from;
+    r->challenge_pending = 1;
+    pl_random(pl, r->challenge_token, 16);
+    pl_rangeset_init(&r->acks, r->ack_store, PL_ACK_RECV_RANGES_MOST);
+    pl_rangeset_init(&r->have, r->have_store, PL_RANGES_MOST);
+    for (int t = 0; t < PL_RT_COUNT; t++) r->timers[t] = PL_NONE;
+}
+
+/* Opens a sender packet with the run's key of the header's epoch, in place. */
+static int open_data(pure_link *pl, pl_run *r, const pl_header *h, size_t hl, uint8_t *pkt, size_t len,
+                     uint64_t pn, uint32_t *epoch_out) {
+    uint32_t epoch = h->epoch_field == 0 ? 0 : pl_epoch_from_field(h->epoch_field, r->epoch);
+    pl_epoch_keys *k = &r->keys[epoch % PL_EPOCH_KEYS];
+    if (!k->valid || k->epoch != epoch) return -1;
+    uint8_t nonce[12];
+    pl_nonce(nonce, k->data_iv, pn);
+    if (pl->crypto->aead_open(k->data_ctx, nonce, pkt, hl, pkt + hl, len - hl, pkt + hl) != 0) return -1;
+    *epoch_out = epoch;
+    return (int)(len - hl - PURE_LINK_TAG_BYTES);
+}
+
+/* A run slot for a packet of an unknown run: only epoch-0 packets can start one (later
+ * epochs need secrets this receiver does not have: that is LOST's case). */
+static pl_run *run_start(pure_link *pl, pl_peer *p, const pl_header *h, const pure_link_addr *from,
+                         uint64_t now_ns) {
+    if (h->epoch_field != 0) return NULL;
+    pl_run *r = run_slot_for(pl, peer_index(pl, p), now_ns);
+    if (r == NULL) { pl->stats.dropped_no_slot++; return NULL; }
+    pl_run_reset(pl, r, peer_index(pl, p), h->run, from, now_ns);
+    pl_epoch_keys_set(pl, &r->keys[0], 0, p->e0, p->public_key, pl->static_public, h->run, pl->reply_run, 1);
+    pl->stats.run_key_builds++;
+    r->in_use = 2;  /* tentative: becomes 1 once a packet opens */
+    return r;
+}
+
+int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
+                          uint64_t now_ns) {
+    uint8_t pkt[PURE_LINK_DATAGRAM_MOST];
+    if (len > sizeof pkt) { pl->stats.dropped_bad_header++; return 0; }
+    memcpy(pkt, data, len);
+    pl_header h;
+    int hl = pl_header_decode(&h, pkt, len);
+    assert(hl > 0 && !h.reply);
+    pl_peer *p = peer_by_key_id(pl, h.key_id);
+    if (p == NULL) { pl->stats.dropped_unknown_key++; return 0; }
+    pl_run *r = run_find(pl, peer_index(pl, p), h.run);
+    if (r == NULL) {
+        if (h.epoch_field != 0) { pl_notice_lost(pl, p, &h, from, len, now_ns); return 0; }
+        r = run_start(pl, p, &h, from, now_ns);
+        if (r == NULL) return 0;
+    }
+    uint64_t pn = pl_pn_decode(r->largest_pn, h.pn_truncated, h.pn_len);
+    uint32_t epoch = 0;
+    int n = -1;
+    if (!pl_replay_check(r->window, r->largest_pn, pn) ||
+        (r->largest_pn != PL_NONE && pn + PL_PN_AGE_MOST <= r->largest_pn)) {
+        pl->stats.dropped_replay++;
+    } else {
+        n = open_data(pl, r, &h, (size_t)hl, pkt, len, pn, &epoch);
+        if (n < 0) pl->stats.dropped_auth++; else if (pl_payload_check(pkt + hl, (size_t)n, 0) <= 0) {
+            pl->stats.dropped_malformed++;
+            n = -1;
+        }
+    }
+    if (n < 0) {
+        if (r->in_use == 2) r->in_use = 0;  /* an unauthentic first packet leaves no slot */
+        return 0;
+    }
+    r->in_use = 1;
+    pl_run_on_packet(pl, r, from, pkt + hl, (size_t)n, len, pn, epoch, now_ns);
+    return 0;
+}
+

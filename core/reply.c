@@ -1,0 +1,293 @@
+/* reply.c: a sender reads the receiver's replies — ACK (loss detection, congestion
+ * control), STORED (frees records, credit), ACCEPT (next epoch), CHALLENGE, LOST, REFUSED. */
+#include "internal.h"
+
+/* ---- Loss detection (RFC 9002 §6 with RFC 8985's adaptive reordering window) ---- */
+
+static void declare_lost(pl_sender *s, pl_sent *e, uint64_t now_ns) {
+    assert(e->state == PL_SENT_FLIGHT);
+    e->state = PL_SENT_LOST;
+    s->bytes_in_flight -= e->bytes;
+    s->eliciting_in_flight--;
+    s->offers_in_flight -= e->has_offer;
+    s->responses_in_flight -= e->has_response;
+    s->stats.packets_lost++;
+    if (e->len > 0) pl_rangeset_add(&s->resend, e->off, e->off + e->len);
+    if (e->trial && s->trial_pn == e->pn) {
+        /* A lost trial is tried again at once: the wait was for the receiver's answer. */
+        s->trial_pn = PL_NONE;
+        s->trial_due = s->refused;
+    }
+    e->episode = pl_cc_on_lost(&s->cc, e->bytes, e->sent_ns, now_ns);
+}
+
+void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns) {
+    (void)pl;
+    s->loss_time_ns = PL_NONE;
+    if (s->largest_acked == PL_NONE) return;
+    uint64_t reo_ns = pl_rack_reo_wnd_ns(&s->rack, &s->rtt, pl_cc_recovering(&s->cc));
+    for (uint64_t pn = s->pn_oldest; pn < s->largest_acked; pn++) {
+        pl_sent *e = &s->sent[pn % s->sent_most];
+        if (e->pn != pn || e->state != PL_SENT_FLIGHT) continue;
+        uint64_t lost_at = pl_rack_lost_at_ns(&s->rack, pn, e->sent_ns, reo_ns);
+        if (pl_rack_lost_by_count(&s->rack, pn, s->largest_acked) || lost_at <= now_ns) {
+            declare_lost(s, e, now_ns);
+        } else if (lost_at != UINT64_MAX && lost_at < s->loss_time_ns) {
+            s->loss_time_ns = lost_at;
+        }
+    }
+}
+
+/* After a PTO, the oldest packet in flight is sent again in the probes. */
+void pl_sender_requeue_oldest(pl_sender *s) {
+    for (uint64_t pn = s->pn_oldest; pn < s->pn_next; pn++) {
+        pl_sent *e = &s->sent[pn % s->sent_most];
+        if (e->pn == pn && e->state == PL_SENT_FLIGHT && e->len > 0) {
+            pl_rangeset_add(&s->resend, e->off, e->off + e->len);
+            return;
+        }
+    }
+}
+
+/* Moves pn_oldest past entries that no longer matter (acknowledged, or lost long ago:
+ * a late ACK of those can no longer undo anything). */
+static void advance_oldest(pl_sender *s, uint64_t now_ns) {
+    uint64_t keep_lost_ns = 4 * (s->rtt.rtt_ns_smoothed ? s->rtt.rtt_ns_smoothed : PL_RTT_NS_INITIAL);
+    while (s->pn_oldest < s->pn_next) {
+        pl_sent *e = &s->sent[s->pn_oldest % s->sent_most];
+        if (e->pn != s->pn_oldest || e->state == PL_SENT_FLIGHT) break;
+        if (e->state == PL_SENT_LOST && now_ns < e->sent_ns + keep_lost_ns) break;
+        e->state = PL_SENT_FREE;
+        s->pn_oldest++;
+    }
+}
+
+static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown, uint64_t now_ns,
+                     uint64_t largest_before, int *trial_acked) {
+    (void)pl;
+    if (e->state == PL_SENT_FLIGHT || e->state == PL_SENT_LOST)
+        pl_rack_on_acked(&s->rack, e->pn, e->sent_ns, now_ns, largest_before);
+    if (e->state == PL_SENT_FLIGHT) {
+        s->bytes_in_flight -= e->bytes;
+        s->eliciting_in_flight--;
+        s->offers_in_flight -= e->has_offer;
+        s->responses_in_flight -= e->has_response;
+        if (pl_cc_on_acked(&s->cc, e->bytes, e->sent_ns, now_ns, &s->rtt, s->bytes_in_flight + e->bytes,
+                           e->app_limited))
+            pl_rack_on_recovery_end(&s->rack);
+    } else if (e->state == PL_SENT_LOST) {
+        /* It was not lost after all: tell the congestion controller (the undo rule) and
+         * widen the reordering window; its bytes need no resend. */
+        s->stats.spurious_losses++;
+        pl_cc_on_spurious(&s->cc, e->episode, now_ns);
+        pl_rack_on_spurious(&s->rack, s->pn_next);
+        if (e->len > 0) pl_rangeset_remove(&s->resend, e->off, e->off + e->len);
+    } else {
+        return;
+    }
+    if (e->has_response) s->response_pending = 0;
+    if (e->has_stream && !stream_unknown) s->stream_known = 1;
+    if (e->len > 0 && e->off + e->len > s->acked_end) {
+        if (s->acked_end <= s->stored_off) s->stored_progress_ns = now_ns;
+        s->acked_end = e->off + e->len;
+    }
+    if (e->trial && e->pn == s->trial_pn) *trial_acked = 1;
+    e->state = PL_SENT_ACKED;
+}
+
+static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns, int *trial_acked) {
+    uint64_t largest = f->ack.ranges[0].largest;
+    if (largest >= s->pn_next) return;  /* acknowledges what was never sent: ignore */
+    int stream_unknown = (f->ack.flags & PL_ACK_FLAG_STREAM_UNKNOWN) != 0;
+    uint64_t prev_largest = s->largest_acked;
+    int newly_largest = 0;
+    for (uint32_t i = 0; i <= f->ack.range_count; i++) {
+        uint64_t lo = f->ack.ranges[i].smallest, hi = f->ack.ranges[i].largest;
+        if (lo < s->pn_oldest) lo = s->pn_oldest;
+        for (uint64_t pn = lo; pn <= hi && hi >= s->pn_oldest; pn++) {
+            pl_sent *e = &s->sent[pn % s->sent_most];
+            if (e->pn != pn) continue;
+            if (pn == largest && e->state == PL_SENT_FLIGHT) {
+                newly_largest = 1;
+                uint64_t delay_ns = f->ack.ack_delay_us * 1000ull;
+                pl_rtt_on_sample(&s->rtt, now_ns - e->sent_ns, delay_ns, PL_ACK_DELAY_NS_PEER);
+            }
+            on_acked(pl, s, e, stream_unknown, now_ns, prev_largest, trial_acked);
+        }
+    }
+    if (s->largest_acked == PL_NONE || largest > s->largest_acked) s->largest_acked = largest;
+    if (newly_largest) s->pto_count = 0;
+    if (stream_unknown && s->stream_known) {
+        /* The receiver lost the run's stream (a restart): bind it again from the stored
+         * mark and send again every byte it had not stored. */
+        s->stream_known = 0;
+        pl_rangeset_add(&s->resend, s->stored_off, s->next_off);
+        s->acked_end = s->stored_off;
+    }
+    pl_sender_detect_losses(pl, s, now_ns);
+    advance_oldest(s, now_ns);
+    pl_pacer_set_rate(&s->pacer, pl_sender_pacing_rate(s), now_ns);
+}
+
+static void on_stored(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns) {
+    uint64_t n = f->stored.stored;
+    s->credit = f->stored.credit;
+    if (n <= s->records_stored) return;
+    if (n > s->records_end) return;  /* stores what was never queued: ignore */
+    s->stats.records_stored += n - s->records_stored;
+    s->records_stored = n;
+    s->stored_off = n == s->records_end ? s->end_off : s->record_start[n % s->records_most];
+    if (s->next_off < s->stored_off) s->next_off = s->stored_off;
+    if (s->acked_end < s->stored_off) s->acked_end = s->stored_off;
+    pl_rangeset_remove_below(&s->resend, s->stored_off);
+    s->stored_progress_ns = now_ns;
+    s->stored_event_due = 1;
+    if (s->refused) pl_sender_release(pl, s);
+}
+
+/* ---- Refusal (spec/protocol.md "REFUSED") ---- */
+
+static void on_refused(pure_link *pl, pl_sender *s, uint32_t reason, uint64_t now_ns) {
+    if (!s->refused) {
+        s->refused = 1;
+        s->refused_reason = reason;
+        s->refuse_wait_ns = PL_REFUSE_WAIT_NS_FIRST;
+        s->stats.link_refused++;
+        s->refused_event_due = 1;  /* one log line per refusal episode */
+        /* Whatever is in flight is abandoned: it will go again with the trial. */
+        pl_rangeset_init(&s->resend, s->resend_store, PL_RESEND_RANGES_MOST);
+        s->next_off = s->stored_off;
+        s->acked_end = s->stored_off;
+    } else {
+        s->refuse_wait_ns = s->refuse_wait_ns * 2 > PL_REFUSE_WAIT_NS_MOST ? PL_REFUSE_WAIT_NS_MOST
+                                                                         : s->refuse_wait_ns * 2;
+        s->stats.link_refused++;
+    }
+    s->stream_known = 0;
+    s->trial_pn = PL_NONE;
+    s->trial_due = 0;
+    s->timers[PL_ST_REFUSE] = now_ns + s->refuse_wait_ns;
+}
+
+void pl_sender_release(pure_link *pl, pl_sender *s) {
+    (void)pl;
+    s->refused = 0;
+    s->trial_pn = PL_NONE;
+    s->trial_due = 0;
+    s->timers[PL_ST_REFUSE] = PL_NONE;
+    s->released_event_due = 1;
+}
+
+/* Events are emitted only when the queue has room; otherwise they wait for the next call. */
+void pl_sender_emit(pure_link *pl, pl_sender *s) {
+    if (pl_events_room(pl) < 4) pl->deliver_blocked = 1;  /* retried when the queue drains */
+    if (s->refused_event_due && pl_events_room(pl) > 0) {
+        pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_REFUSED);
+        ev->sender = s->handle, ev->run = s->run, ev->reason = s->refused_reason;
+        s->refused_event_due = 0;
+    }
+    if (s->released_event_due && pl_events_room(pl) > 0) {
+        pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_RELEASED);
+        ev->sender = s->handle, ev->run = s->run;
+        s->released_event_due = 0;
+    }
+    if (s->stored_event_due && pl_events_room(pl) > 0) {
+        pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_STORED);
+        ev->sender = s->handle, ev->run = s->run, ev->record = (int64_t)s->records_stored;
+        s->stored_event_due = 0;
+    }
+    if (s->epoch_event_due && pl_events_room(pl) > 0) {
+        pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_EPOCH);
+        ev->sender = s->handle, ev->run = s->run, ev->epoch = s->epoch;
+        memcpy(ev->secret, PL_SENDER_KEYS(s)->secret, 32);
+        memcpy(ev->sender_public, pl->static_public, 32);
+        memcpy(ev->receiver_public, s->wiring.receiver_public, 32);
+        s->epoch_event_due = 0;
+    }
+    pl_sender_check_closed(pl, s);
+}
+
+/* ---- Opening a reply ---- */
+
+/* Finds (or derives, for a new reply run) the reply key of the header's epoch and opens
+ * the packet in place.  Returns the payload length, or -1. */
+static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl, uint8_t *pkt, size_t len,
+                      uint64_t pn) {
+    for (int i = 0; i < 2; i++) {
+        pl_epoch_keys *k = &s->keys[i];
+        if (!k->valid || pl_epoch_field(k->epoch) != h->epoch_field) continue;
+        uint8_t nonce[12];
+        if (k->reply_run == h->reply_run && k->reply_valid) {
+            pl_nonce(nonce, k->reply_iv, pn);
+            if (pl->crypto->aead_open(k->reply_ctx, nonce, pkt, hl, pkt + hl, len - hl, pkt + hl) == 0)
+                return (int)(len - hl - PURE_LINK_TAG_BYTES);
+            continue;
+        }
+        /* A reply run not seen before (the receiver restarted): try a key for it on the
+         * side, and adopt it (derived again in place: contexts may not be copied) only if
+         * the packet is authentic. */
+        _Alignas(16) uint8_t ctx[PURE_LINK_AEAD_CTX_BYTES];
+        uint8_t iv[12];
+        pl_packet_key pk;
+        pl_reply_key(&pk, k->secret, s->wiring.receiver_public, pl->static_public, s->run, h->reply_run, k->epoch);
+        pl_aead_key(pl, ctx, iv, &pk);
+        pl_nonce(nonce, iv, pn);
+        int ok = pl->crypto->aead_open(ctx, nonce, pkt, hl, pkt + hl, len - hl, pkt + hl) == 0;
+        if (ok) {
+            pl_aead_key(pl, k->reply_ctx, k->reply_iv, &pk);
+            k->reply_run = h->reply_run;
+            k->reply_valid = 1;
+        }
+        memset(&pk, 0, sizeof pk);
+        if (ok) return (int)(len - hl - PURE_LINK_TAG_BYTES);
+    }
+    return -1;
+}
+
+int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, const uint8_t *data,
+                       size_t len, uint64_t now_ns) {
+    (void)from;  /* replies may come from anywhere: only authentication counts */
+    uint8_t pkt[PURE_LINK_DATAGRAM_MOST];
+    if (len > sizeof pkt) { pl->stats.dropped_bad_header++; return 0; }
+    memcpy(pkt, data, len);
+    pl_header h;
+    int hl = pl_header_decode(&h, pkt, len);
+    assert(hl > 0);
+    uint64_t pn = pl_pn_decode(s->largest_reply_pn, h.pn_truncated, h.pn_len);
+    if (!pl_replay_check(s->reply_window, s->largest_reply_pn, pn)) { pl->stats.dropped_replay++; return 0; }
+    int n = open_reply(pl, s, &h, (size_t)hl, pkt, len, pn);
+    if (n < 0) { pl->stats.dropped_auth++; return 0; }
+    const uint8_t *p = pkt + hl;
+    if (pl_payload_check(p, (size_t)n, 1) <= 0) { pl->stats.dropped_malformed++; return 0; }
+    pl_replay_mark(s->reply_window, &s->largest_reply_pn, pn);
+    s->stats.packets_received++;
+    s->stats.bytes_received += len;
+
+    int trial_acked = 0, refused = 0;
+    uint32_t reason = 0;
+    for (size_t at = 0; at < (size_t)n;) {
+        pl_frame f;
+        int used = pl_frame_decode(&f, p + at, (size_t)n - at, 1);
+        assert(used > 0);  /* pl_payload_check passed */
+        at += (size_t)used;
+        switch (f.type) {
+        case PL_FRAME_ACK: on_ack(pl, s, &f, now_ns, &trial_acked); break;
+        case PL_FRAME_STORED: on_stored(pl, s, &f, now_ns); break;
+        case PL_FRAME_ACCEPT: pl_sender_on_accept(pl, s, &f, now_ns); break;
+        case PL_FRAME_CHALLENGE:
+            memcpy(s->response_token, f.challenge.token, 16);
+            s->response_pending = 1;
+            break;
+        case PL_FRAME_LOST: pl_sender_on_lost(pl, s, &f, now_ns); break;
+        case PL_FRAME_REFUSED: refused = 1, reason = f.refused.reason; break;
+        default: break;  /* PADDING */
+        }
+    }
+    /* One turn of a refusal: the first REFUSED, then the answer to each trial packet.
+     * Further REFUSED notices for packets of the same flight change nothing. */
+    if (refused && (!s->refused || trial_acked)) on_refused(pl, s, reason, now_ns);
+    else if (!refused && s->refused && trial_acked) pl_sender_release(pl, s);
+    pl_sender_emit(pl, s);
+    pl_sender_arm_loss_timer(s, now_ns);
+    return 0;
+}

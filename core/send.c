@@ -1,0 +1,304 @@
+/* send.c: what a sender puts into its next datagram, when it may send it, and its timers
+ * (loss detection, PTO, pacing, the 1 s resend rule, refusal waits, new epochs). */
+#include "internal.h"
+
+/* What the next packet will carry. */
+typedef struct plan {
+    uint8_t offer, response, stream, ping;
+    uint64_t off, len;     /* record-stream range; len 0: none */
+    uint8_t trial;
+} plan;
+
+
+/* Chooses the record bytes: lost ranges first (oldest first), then new bytes, both within
+ * the credit.  Returns 0 when there is nothing to send. */
+static int pick_records(pl_sender *s, uint64_t room, plan *p) {
+    uint64_t limit = pl_sender_credit_off(s);
+    pl_rangeset_remove_below(&s->resend, s->stored_off);
+    if (s->resend.count > 0 && s->resend.r[0].lo < limit) {
+        uint64_t lo = s->resend.r[0].lo, hi = s->resend.r[0].hi;
+        if (hi > limit) hi = limit;
+        p->off = lo;
+        p->len = hi - lo < room ? hi - lo : room;
+        return 1;
+    }
+    if (s->next_off < limit) {
+        p->off = s->next_off;
+        p->len = limit - s->next_off < room ? limit - s->next_off : room;
+        return 1;
+    }
+    return 0;
+}
+
+static size_t header_bytes(const pl_sender *s, unsigned pn_len) {
+    (void)s;
+    return PL_HEADER_SENDER_FIXED + pn_len;
+}
+
+static void stream_frame(const pl_sender *s, pl_frame *f) {
+    memset(f, 0, sizeof *f);
+    f->type = PL_FRAME_STREAM;
+    f->stream.base_record = s->records_stored;
+    f->stream.base_offset = s->stored_off;
+    f->stream.shape = s->wiring.shape;
+    f->stream.source = (const uint8_t *)s->source;
+    f->stream.source_len = s->source_len;
+    f->stream.input = (const uint8_t *)s->input;
+    f->stream.input_len = s->input_len;
+}
+
+/* Frame bytes of the control part of a plan. */
+static size_t control_bytes(const pl_sender *s, const plan *p) {
+    size_t n = 0;
+    if (p->offer) n += PL_FRAME_OFFER_BYTES;
+    if (p->response) n += PL_FRAME_TOKEN_BYTES;
+    if (p->stream) {
+        pl_frame f;
+        stream_frame(s, &f);
+        n += pl_frame_size(&f);
+    }
+    if (p->ping) n += 1;
+    return n;
+}
+
+/* Decides whether a datagram is due now and what it carries.  Returns 0 if none. */
+static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, plan *p) {
+    memset(p, 0, sizeof *p);
+    p->offer = s->offer_epoch != 0 && (s->offers_in_flight == 0 || probe);
+    p->response = s->response_pending && s->responses_in_flight == 0;
+    size_t room_all = PURE_LINK_DATAGRAM_MOST - header_bytes(s, pn_len) - PURE_LINK_TAG_BYTES;
+    if (s->refused) {
+        if (!s->trial_due) return 0;
+        p->trial = 1;
+        p->stream = 1;
+        size_t room = room_all - control_bytes(s, p) - PL_FRAME_RECORDS_HEAD;
+        p->off = s->stored_off;
+        p->len = s->end_off - s->stored_off < room ? s->end_off - s->stored_off : room;
+        return p->len > 0 || p->offer || p->response;
+    }
+    /* Epoch 0 carries one packet per OFFER: everything after it waits for ACCEPT and goes
+     * under the epoch-1 key, which has forward secrecy (spec/protocol.md "Epoch 0"). */
+    if (s->epoch == 0 && s->offers_in_flight > 0 && !probe) return 0;
+    p->stream = !s->stream_known;
+    size_t control = control_bytes(s, p);
+    int records = pick_records(s, room_all - control - PL_FRAME_RECORDS_HEAD, p);
+    if (!records) p->stream = 0;
+    if (!records && !p->offer && !p->response) {
+        if (!probe) return 0;
+        p->ping = 1;
+    }
+    (void)now_ns;
+    return 1;
+}
+
+static void encode_frames(const pl_sender *s, const plan *p, uint8_t *buf, size_t *at, size_t cap) {
+    pl_frame f;
+    if (p->offer) {
+        memset(&f, 0, sizeof f);
+        f.type = PL_FRAME_OFFER;
+        f.offer.epoch = s->offer_epoch;
+        memcpy(f.offer.public_key, s->offer_public, 32);
+        *at += pl_frame_encode(buf + *at, cap - *at, &f);
+    }
+    if (p->response) {
+        memset(&f, 0, sizeof f);
+        f.type = PL_FRAME_RESPONSE;
+        memcpy(f.response.token, s->response_token, 16);
+        *at += pl_frame_encode(buf + *at, cap - *at, &f);
+    }
+    if (p->stream) {
+        stream_frame(s, &f);
+        *at += pl_frame_encode(buf + *at, cap - *at, &f);
+    }
+    if (p->ping) {
+        memset(&f, 0, sizeof f);
+        f.type = PL_FRAME_PING;
+        *at += pl_frame_encode(buf + *at, cap - *at, &f);
+    }
+}
+
+/* Record bytes go last, in one RECORDS frame running to the end of the packet; the bytes
+ * are copied from the queue straight into place. */
+static void encode_records(const pl_sender *s, const plan *p, uint8_t *buf, size_t *at) {
+    if (p->len == 0) return;
+    buf[(*at)++] = PL_FRAME_RECORDS;
+    uint32_t off32 = (uint32_t)p->off;
+    buf[(*at)++] = (uint8_t)(off32 >> 24);
+    buf[(*at)++] = (uint8_t)(off32 >> 16);
+    buf[(*at)++] = (uint8_t)(off32 >> 8);
+    buf[(*at)++] = (uint8_t)off32;
+    pl_queue_get(s, p->off, buf + *at, (size_t)p->len);
+    *at += (size_t)p->len;
+}
+
+static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn, size_t bytes, uint64_t now_ns) {
+    pl_sent *e = &s->sent[pn % s->sent_most];
+    memset(e, 0, sizeof *e);
+    e->pn = pn;
+    e->sent_ns = now_ns;
+    e->off = p->off;
+    e->len = p->len;
+    e->bytes = (uint32_t)bytes;
+    e->state = PL_SENT_FLIGHT;
+    e->eliciting = 1;
+    e->has_stream = p->stream;
+    e->has_offer = p->offer;
+    e->has_response = p->response;
+    e->trial = p->trial;
+    /* App-limited: after this packet the sender has nothing more it may send. */
+    e->app_limited = s->resend.count == 0 && p->off + p->len >= pl_sender_credit_off(s);
+    s->offers_in_flight += p->offer;
+    s->responses_in_flight += p->response;
+    s->bytes_in_flight += bytes;
+    s->eliciting_in_flight++;
+    s->last_send_ns = now_ns;
+    s->stats.packets_sent++;
+    s->stats.bytes_sent += bytes;
+    if (p->len > 0) {
+        int resent = p->off < s->next_off;
+        if (resent) {
+            s->stats.packets_retransmitted++;
+            pl_rangeset_remove(&s->resend, p->off, p->off + p->len);
+        } else {
+            uint64_t first = pl_sender_record_at(s, s->next_off);
+            s->next_off = p->off + p->len;
+            /* Records whose first byte left in this packet count as sent. */
+            uint64_t last = pl_sender_record_at(s, s->next_off - 1);
+            uint64_t first_start = s->record_start[first % s->records_most];
+            s->stats.records_sent += last - first + (first_start >= p->off ? 1 : 0);
+        }
+    }
+    if (p->trial) {
+        s->trial_pn = pn;
+        s->trial_due = 0;
+    }
+    s->epoch_packets++;
+    pl_cc_on_sent(&s->cc, bytes, now_ns);
+    pl_pacer_on_sent(&s->pacer, bytes, now_ns);
+    (void)pl;
+}
+
+uint64_t pl_sender_pacing_rate(const pl_sender *s) {
+    if (!s->rtt.has_sample) return 0;  /* no RTT yet: the initial window goes unpaced */
+    return pl_pacer_rate_bytes_per_s(pl_cc_cwnd(&s->cc), s->rtt.rtt_ns_smoothed, pl_cc_in_slow_start(&s->cc));
+}
+
+/* The slot for the next packet number must not hold a packet still in flight. */
+static int sent_slot_free(const pl_sender *s) {
+    const pl_sent *e = &s->sent[s->pn_next % s->sent_most];
+    return e->state != PL_SENT_FLIGHT;
+}
+
+int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns) {
+    int probe = s->probes_due > 0;
+    s->pace_wait_ns = PL_NONE;
+    if (!sent_slot_free(s)) return 0;
+    uint64_t pn = s->pn_next;
+    unsigned pn_len = pl_pn_len_for(pn, s->largest_acked);
+    plan p;
+    if (!plan_next(s, now_ns, pn_len, probe, &p)) return 0;
+    if (!probe && !p.trial) {
+        /* The window first; then pacing, whose wait becomes a deadline. */
+        if (s->bytes_in_flight + PURE_LINK_DATAGRAM_MOST > pl_cc_cwnd(&s->cc)) return 0;
+        uint64_t at_ns = pl_pacer_next_send_ns(&s->pacer, now_ns, PURE_LINK_DATAGRAM_MOST);
+        if (at_ns > now_ns) {
+            s->pace_wait_ns = at_ns;
+            return 0;
+        }
+    }
+
+    pl_header h;
+    memset(&h, 0, sizeof h);
+    h.reply = 0;
+    h.pn_len = (uint8_t)pn_len;
+    h.epoch_field = pl_epoch_field(s->epoch);
+    h.key_id = pl_key_id(pl->static_public);
+    h.run = s->run;
+    h.pn_truncated = pl_pn_truncate(pn, pn_len);
+    size_t at = pl_header_encode(buf, cap, &h);
+    assert(at == header_bytes(s, pn_len));
+    size_t head = at;
+    encode_frames(s, &p, buf, &at, cap - PURE_LINK_TAG_BYTES);
+    encode_records(s, &p, buf, &at);
+    assert(at + PURE_LINK_TAG_BYTES <= PURE_LINK_DATAGRAM_MOST);
+
+    const pl_epoch_keys *k = PL_SENDER_KEYS(s);
+    uint8_t nonce[12];
+    pl_nonce(nonce, k->data_iv, pn);
+    pl->crypto->aead_seal(k->data_ctx, nonce, buf, head, buf + head, at - head, buf + head);
+    size_t bytes = at + PURE_LINK_TAG_BYTES;
+    s->pn_next++;
+    if (probe) s->probes_due--;
+    record_sent(pl, s, &p, pn, bytes, now_ns);
+    pl_sender_arm_loss_timer(s, now_ns);
+    *to = s->wiring.receiver_addr;
+    return (int)bytes;
+}
+
+/* ---- Timers ---- */
+
+/* Earliest time the loss timer needs to run: a RACK time threshold if a packet waits on
+ * one, otherwise the PTO after the last ack-eliciting packet. */
+void pl_sender_arm_loss_timer(pl_sender *s, uint64_t now_ns) {
+    (void)now_ns;
+    if (s->loss_time_ns != PL_NONE) {
+        s->timers[PL_ST_LOSS] = s->loss_time_ns;
+        return;
+    }
+    if (s->eliciting_in_flight == 0) {
+        s->timers[PL_ST_LOSS] = PL_NONE;
+        return;
+    }
+    uint64_t pto = pl_rtt_pto_ns(&s->rtt, PL_ACK_DELAY_NS_PEER) << (s->pto_count < 6 ? s->pto_count : 6);
+    s->timers[PL_ST_LOSS] = s->last_send_ns + pto;
+}
+
+static void on_loss_timer(pure_link *pl, pl_sender *s, uint64_t now_ns) {
+    if (s->loss_time_ns != PL_NONE && s->loss_time_ns <= now_ns) {
+        pl_sender_detect_losses(pl, s, now_ns);
+    } else if (s->eliciting_in_flight > 0 && !s->refused) {
+        /* PTO: two probes that may exceed the window; they carry the oldest unacknowledged
+         * bytes again if there are any (plan picks lost ranges first), else a PING. */
+        s->pto_count++;
+        s->probes_due = 2;
+        pl_sender_requeue_oldest(s);
+    }
+    pl_sender_arm_loss_timer(s, now_ns);
+}
+
+void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns) {
+    if (s->timers[PL_ST_LOSS] <= now_ns) on_loss_timer(pl, s, now_ns);
+    if (s->timers[PL_ST_REFUSE] <= now_ns) {
+        s->timers[PL_ST_REFUSE] = PL_NONE;
+        if (s->refused) s->trial_due = 1;
+    }
+    if (!s->refused && s->acked_end > s->stored_off &&
+        now_ns >= s->stored_progress_ns + PL_RESEND_UNSTORED_NS) {
+        /* Seed rule: records heard as received but not stored within 1 s are resent. */
+        pl_rangeset_add(&s->resend, s->stored_off, s->acked_end);
+        s->stats.records_resent += pl_sender_record_at(s, s->acked_end - 1) - s->records_stored + 1;
+        s->stored_progress_ns = now_ns;
+    }
+    if (s->epoch >= 1 && s->offer_epoch == 0 &&
+        (now_ns >= s->epoch_started_ns + pl->config.epoch_ns || s->epoch_packets >= pl->config.epoch_packets))
+        pl_sender_offer_new(pl, s, s->epoch + 1);
+    pl_sender_check_closed(pl, s);
+}
+
+uint64_t pl_sender_deadline(const pl_sender *s) {
+    uint64_t d = PL_NONE;
+    for (int t = 0; t < PL_ST_COUNT; t++)
+        if (s->timers[t] < d) d = s->timers[t];
+    if (!s->refused && s->acked_end > s->stored_off) {
+        uint64_t t = s->stored_progress_ns + PL_RESEND_UNSTORED_NS;
+        if (t < d) d = t;
+    }
+    if (s->epoch >= 1 && s->offer_epoch == 0) {
+        uint64_t t = s->epoch_started_ns + s->epoch_ns_most;
+        if (t < d) d = t;
+    }
+    /* Something to send but held back by pacing: wake when the pacer allows it. */
+    if (s->pace_wait_ns != PL_NONE && s->pace_wait_ns < d) d = s->pace_wait_ns;
+    if (s->trial_due || s->probes_due) d = 0;
+    return d;
+}

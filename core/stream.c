@@ -1,0 +1,271 @@
+/* stream.c: what an authentic sender packet does to its run — address, epoch, OFFER,
+ * STREAM binding through the host, reassembly of the record stream, in-order delivery,
+ * the host's stored mark and the credit. */
+#include "internal.h"
+
+
+static int addr_equal(const pure_link_addr *a, const pure_link_addr *b) {
+    return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
+}
+
+/* A run moves to a new address only on an authentic, fresh, highest-numbered packet; the
+ * new address is unvalidated until it answers a CHALLENGE. */
+static void on_address(pure_link *pl, pl_run *r, const pure_link_addr *from, size_t len, int highest) {
+    if (!addr_equal(from, &r->addr)) {
+        if (!highest) return;  /* an old packet from elsewhere: no move, no bytes counted */
+        r->addr = *from;
+        r->validated = 0;
+        r->unvalidated_in = 0;
+        r->unvalidated_out = 0;
+        r->challenge_pending = 1;
+        pl_random(pl, r->challenge_token, 16);
+    }
+    if (!r->validated) r->unvalidated_in += len;
+}
+
+/* ---- OFFER (spec/crypto.md "Epoch chain") ---- */
+
+static int offer_rate_ok(pl_peer *p, uint64_t now_ns) {
+    /* GCRA: each X25519 moves the peer's theoretical time on by 1/PL_OFFERS_PER_S s; a
+     * burst of PL_OFFERS_PER_S is allowed ahead of it. */
+    uint64_t cost = PL_NS_PER_S / PL_OFFERS_PER_S, tolerance = (PL_OFFERS_PER_S - 1) * cost;
+    if (p->offer_tat_ns > now_ns + tolerance) return 0;
+    p->offer_tat_ns = (p->offer_tat_ns > now_ns ? p->offer_tat_ns : now_ns) + cost;
+    return 1;
+}
+
+static void on_offer(pure_link *pl, pl_run *r, const pl_frame *f, uint32_t packet_epoch, uint64_t now_ns) {
+    uint32_t epoch = f->offer.epoch;
+    const uint8_t *their = f->offer.public_key;
+    if (epoch == r->epoch_newest && epoch > 0 && memcmp(their, r->offer_public, 32) == 0) {
+        r->accept_pending = 1;  /* our ACCEPT was lost: send it again, no new work */
+        return;
+    }
+    /* Only the next epoch, offered under the current one: an old OFFER replayed can never
+     * roll the run back. */
+    if (epoch != r->epoch_newest + 1 || epoch != packet_epoch + 1) return;
+    pl_peer *p = &pl->peers[r->peer];
+    if (!pl_memo_room(pl)) return;  /* the sender offers again; by then writes have drained */
+    if (!offer_rate_ok(p, now_ns)) return;
+    uint8_t eph[32], eph_pub[32], dh[32], next[32];
+    pl_random(pl, eph, 32);
+    pl->crypto->x25519_base(eph_pub, eph);
+    pl->stats.x25519_ops++;
+    int bad = pl->crypto->x25519(dh, eph, their);
+    memset(eph, 0, 32);
+    if (bad) return;  /* all-zero: the offer is refused */
+    const pl_epoch_keys *cur = &r->keys[packet_epoch % PL_EPOCH_KEYS];
+    pl_epoch_next(next, cur->secret, dh, their, eph_pub, epoch);
+    pl_epoch_keys_set(pl, &r->keys[epoch % PL_EPOCH_KEYS], epoch, next, p->public_key, pl->static_public,
+                      r->run, pl->reply_run, 1);
+    memset(dh, 0, 32);
+    memset(next, 0, 32);
+    r->epoch_newest = epoch;
+    memcpy(r->offer_public, their, 32);
+    memcpy(r->accept_public, eph_pub, 32);
+    r->accept_epoch = epoch;
+    r->accept_pending = 1;
+    r->epoch_event_due = 1;
+    pl_memo_on_epoch(pl, r);
+}
+
+/* ---- STREAM ---- */
+
+static void refuse(pure_link *pl, pl_run *r, uint32_t reason) {
+    (void)pl;
+    r->stream_state = PL_STREAM_REFUSED;
+    r->refused_reason = reason;
+    r->refused_notice_pending = 1;
+    r->timers[PL_RT_HOST] = PL_NONE;
+    pl_rangeset_init(&r->have, r->have_store, PL_RANGES_MOST);
+}
+
+static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, uint64_t now_ns) {
+        if (r->stream_state == PL_STREAM_ACCEPTED || r->stream_state == PL_STREAM_ASKING) return;
+    /* NONE, or REFUSED (every trial asks again: the input may have appeared). */
+    memcpy(r->source, f->stream.source, f->stream.source_len);
+    r->source[f->stream.source_len] = 0;
+    memcpy(r->input, f->stream.input, f->stream.input_len);
+    r->input[f->stream.input_len] = 0;
+    r->shape = f->stream.shape;
+    r->base_record = f->stream.base_record;
+    r->base_off = f->stream.base_offset;
+    r->deliver_record = r->stored_record = f->stream.base_record;
+    r->deliver_off = r->stored_off = f->stream.base_offset;
+    r->delivered_bytes = r->delivered_records = 0;
+    r->stream_unknown_flag = 0;
+    pl_rangeset_init(&r->have, r->have_store, PL_RANGES_MOST);
+    if (!pl_peer_allows(&pl->peers[r->peer], r->source)) { refuse(pl, r, 3); return; }
+    r->stream_state = PL_STREAM_ASKING;
+    r->open_event_due = 1;
+    r->timers[PL_RT_HOST] = now_ns + PL_HOST_ANSWER_NS_MOST;
+}
+
+int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t stored_mark, uint64_t now_ns) {
+    assert(pl != NULL && pl->magic == PL_MAGIC);
+    assert(stream >= 0 && (uint32_t)stream < pl->config.runs_most);
+    assert(now_ns >= pl->now_ns);
+    pl->now_ns = now_ns;
+    pl_run *r = &pl->runs[stream];
+    if (!r->in_use || r->stream_state != PL_STREAM_ASKING) return PURE_LINK_ERR_NOT_FOUND;
+    r->timers[PL_RT_HOST] = PL_NONE;
+    r->ack_pending = 1;  /* the ACK held for this answer goes now */
+    if (answer == -PURE_LINK_OTHER_SHAPE) refuse(pl, r, 2);
+    else if (answer != 0) refuse(pl, r, 1);
+    else {
+        if (stored_mark < 0) return PURE_LINK_ERR_INVALID;
+        r->stream_state = PL_STREAM_ACCEPTED;
+        r->host_mark = (uint64_t)stored_mark;
+        pl_receiver_deliver(pl, r);
+    }
+    pl_deadline_update(pl);
+    return 0;
+}
+
+/* ---- Record bytes ---- */
+
+/* The receiver holds stream bytes [stored_off, stored_off + buffer) in its ring. */
+static void on_records(pure_link *pl, pl_run *r, const pl_frame *f) {
+    /* RECORDS and RECORD have the same fields. */
+    const pl_frame_data *rec = f->type == PL_FRAME_RECORDS ? &f->records : &f->record;
+    if (r->stream_state == PL_STREAM_NONE) { r->stream_unknown_flag = 1; return; }
+    if (r->stream_state == PL_STREAM_REFUSED) { r->refused_notice_pending = 1; return; }
+    uint64_t off = pl_offset_decode(r->deliver_off, rec->offset32);
+    uint64_t lo = off, hi = off + rec->len;
+    uint64_t window_hi = r->stored_off + pl->config.stream_buffer_bytes;
+    if (lo < r->deliver_off) lo = r->deliver_off;
+    if (hi > window_hi) hi = window_hi;  /* beyond memory: not accepted, the sender resends */
+    if (lo >= hi) return;
+    if (pl_rangeset_add(&r->have, lo, hi) != 0) return;  /* too many holes: drop, resent later */
+    const uint8_t *src = rec->data + (lo - off);
+    size_t n = (size_t)(hi - lo), size = pl->config.stream_buffer_bytes;
+    size_t at = (size_t)(lo % size);
+    size_t first = size - at < n ? size - at : n;
+    memcpy(r->buf + at, src, first);
+    memcpy(r->buf, src + first, n - first);
+}
+
+/* Reads up to 8 bytes of the ring at stream offset off (fewer at the contiguous end). */
+static size_t ring_peek(const pure_link *pl, const pl_run *r, uint64_t off, uint64_t end, uint8_t out[8]) {
+    size_t n = end - off < 8 ? (size_t)(end - off) : 8;
+    for (size_t i = 0; i < n; i++) out[i] = r->buf[(off + i) % pl->config.stream_buffer_bytes];
+    return n;
+}
+
+/* Hands complete records to the host, in order, while the event queue has room. */
+void pl_receiver_deliver(pure_link *pl, pl_run *r) {
+    if (r->stream_state != PL_STREAM_ACCEPTED || !r->fresh) return;
+    size_t size = pl->config.stream_buffer_bytes;
+    while (r->have.count > 0 && r->have.r[0].lo <= r->deliver_off) {
+        uint64_t end = r->have.r[0].hi;
+        uint8_t head[8];
+        size_t got = ring_peek(pl, r, r->deliver_off, end, head);
+        uint64_t len;
+        int pl_len = pl_record_prefix_get(head, got, &len);
+        if (pl_len == PL_WIRE_TRUNCATED) break;           /* prefix not all here yet */
+        if (pl_len < 0) { r->broken = 1; pl->stats.dropped_malformed++; break; }
+        uint64_t start = r->deliver_off + (uint64_t)pl_len, stop = start + len;
+        if (stop > end) break;                            /* record not all here yet */
+        if (r->deliver_record >= r->host_mark) {
+            if (pl_events_room(pl) == 0) { pl->deliver_blocked = 1; break; }
+            if (r->deliver_record - r->stored_record >= pl->config.unstored_records_most) break;
+            pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_RECORD);
+            ev->stream = r->handle, ev->peer = r->peer, ev->run = r->run;
+            ev->record = (int64_t)r->deliver_record;
+            size_t at = (size_t)(start % size);
+            ev->data = r->buf + at;
+            ev->len = size - at < len ? size - at : (size_t)len;
+            ev->data2 = r->buf;
+            ev->len2 = (size_t)len - ev->len;
+            r->unstored_end[r->deliver_record % pl->config.unstored_records_most] = stop;
+            pl->stats.records_delivered++;
+        } else if (r->stored_record == r->deliver_record) {
+            r->stored_record++;                           /* the host had it already */
+            r->stored_off = stop;
+            r->stored_pending = 1;
+        }
+        r->delivered_bytes += stop - r->deliver_off;
+        r->delivered_records++;
+        r->deliver_off = stop;
+        r->deliver_record++;
+        pl_rangeset_remove_below(&r->have, r->deliver_off);
+    }
+}
+
+int pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns) {
+    assert(pl != NULL && pl->magic == PL_MAGIC);
+    assert(stream >= 0 && (uint32_t)stream < pl->config.runs_most);
+    assert(now_ns >= pl->now_ns);
+    pl->now_ns = now_ns;
+    pl_run *r = &pl->runs[stream];
+    if (!r->in_use || r->stream_state != PL_STREAM_ACCEPTED) return PURE_LINK_ERR_NOT_FOUND;
+    if (record < 0 || (uint64_t)record > r->deliver_record) return PURE_LINK_ERR_INVALID;
+    uint64_t n = (uint64_t)record;
+    if (n <= r->stored_record) return 0;
+    pl->stats.records_stored += n - r->stored_record;
+    r->stored_off = r->unstored_end[(n - 1) % pl->config.unstored_records_most];
+    r->stored_record = n;
+    r->stored_pending = 1;
+    pl_receiver_deliver(pl, r);  /* room in the unstored ring may let more through */
+    pl_deadline_update(pl);
+    return 0;
+}
+
+/* Credit (spec/protocol.md "Credit"): the room left in the run's memory divided by the
+ * average bytes per record delivered so far, within 1..65,536; 1,024 before any delivery. */
+uint64_t pl_run_credit(const pure_link *pl, const pl_run *r) {
+    if (r->delivered_records == 0) return PURE_LINK_CREDIT_FIRST;
+    uint64_t held_end = r->have.count > 0 ? r->have.r[r->have.count - 1].hi : r->deliver_off;
+    if (held_end < r->deliver_off) held_end = r->deliver_off;
+    uint64_t held = held_end - r->stored_off, size = pl->config.stream_buffer_bytes;
+    uint64_t room = held < size ? size - held : 0;
+    uint64_t per_record = r->delivered_bytes / r->delivered_records;
+    if (per_record == 0) per_record = 1;
+    uint64_t credit = room / per_record;
+    if (credit < 1) credit = 1;
+    if (credit > PURE_LINK_CREDIT_MOST) credit = PURE_LINK_CREDIT_MOST;
+    return credit;
+}
+
+/* ---- One authentic packet ---- */
+
+void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, const uint8_t *p, size_t n,
+                      size_t datagram_len, uint64_t pn, uint32_t epoch, uint64_t now_ns) {
+    int highest = r->largest_pn == PL_NONE || pn > r->largest_pn;
+    int in_order = r->largest_pn == PL_NONE || pn == r->largest_pn + 1;
+    pl_replay_mark(r->window, &r->largest_pn, pn);
+    r->last_heard_ns = now_ns;
+    on_address(pl, r, from, datagram_len, highest);
+    if (epoch > r->epoch) {
+        r->epoch = epoch;
+        r->fresh = 1;  /* an epoch >= 1 key exists only after our own fresh ACCEPT */
+        r->accept_pending = 0;
+        r->timers[PL_RT_OLD_EPOCH] = now_ns + PL_OLD_EPOCH_NS;
+    }
+    for (size_t at = 0; at < n;) {
+        pl_frame f;
+        int used = pl_frame_decode(&f, p + at, n - at, 0);
+        assert(used > 0);
+        at += (size_t)used;
+        switch (f.type) {
+        case PL_FRAME_OFFER: on_offer(pl, r, &f, epoch, now_ns); break;
+        case PL_FRAME_STREAM: on_stream(pl, r, &f, now_ns); break;
+        case PL_FRAME_RECORDS:
+        case PL_FRAME_RECORD: on_records(pl, r, &f); break;
+        case PL_FRAME_RESPONSE:
+            if (!r->validated && addr_equal(from, &r->addr) && memcmp(f.response.token, r->challenge_token, 16) == 0) {
+                r->validated = 1;
+                r->challenge_pending = 0;
+            }
+            break;
+        default: break;  /* PING, PADDING: only ask for an ACK */
+        }
+    }
+    pl_rangeset_add_pn(&r->acks, pn);
+    if (highest) r->largest_recv_ns = now_ns;
+    r->eliciting_unacked++;
+    if (!in_order || r->eliciting_unacked >= PL_ACK_EVERY) r->ack_pending = 1;
+    else if (r->timers[PL_RT_ACK] == PL_NONE) r->timers[PL_RT_ACK] = now_ns + pl->config.ack_delay_us * 1000ull;
+    pl_receiver_deliver(pl, r);
+    pl_run_emit(pl, r);
+}

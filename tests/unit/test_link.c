@@ -1,0 +1,192 @@
+/* test_link.c: the endpoint end to end over the in-memory network of link_loop.h, in
+ * virtual time: transfer, epochs, loss, REFUSED, record size, run slots. */
+#include "harness.h"
+#include "link_loop.h"
+
+#define MS 1000000ull
+#define S 1000000000ull
+
+static int all_stored(ll_net *n, void *arg) {
+    const int64_t *want = arg;
+    return n->node[0].stored_seen[0] >= *want;
+}
+
+/* Counts sender packets by epoch field (header byte 1, low 4 bits, reply bit clear). */
+typedef struct epoch_count { uint64_t epoch0, later; } epoch_count;
+static int count_epochs(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg) {
+    (void)n, (void)to, (void)len;
+    epoch_count *c = arg;
+    if (from == 0 && (data[1] & 0x80) == 0) {
+        if ((data[1] & 0x0f) == 0) c->epoch0++;
+        else c->later++;
+    }
+    return 1;
+}
+
+static void send_records(ll_net *n, int node, int sender, int count, size_t size) {
+    uint8_t *rec = malloc(size ? size : 1);
+    for (int i = 0; i < count; i++) {
+        memset(rec, (uint8_t)i, size);
+        int64_t r = pure_link_send(n->node[node].pl, sender, rec, size, n->now_ns);
+        CHECK(r == i);
+    }
+    free(rec);
+}
+
+static void small_transfer_in_epoch_1(void) {
+    ll_net n;
+    ll_init(&n, 1, 10 * MS);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "out", 0) >= 0);
+    int s = ll_link(&n, a, b, "out", "in", 7);
+    CHECK(s == 0);
+    send_records(&n, a, s, 200, 100);
+    epoch_count c = {0, 0};
+    n.tap = count_epochs, n.tap_arg = &c;
+    int64_t want = 200;
+    ll_run(&n, 10 * S, all_stored, &want);
+    CHECK_EQ_U(n.node[a].stored_seen[0], 200);
+    CHECK_EQ_U(n.node[b].records_delivered, 200);
+    CHECK_EQ_U(n.node[b].duplicates, 0);
+    CHECK_EQ_U(n.node[b].out_of_order, 0);
+    /* The seed: after the first packet everything is sealed in epoch 1. */
+    CHECK_EQ_U(c.epoch0, 1);
+    CHECK(c.later >= 1);
+    CHECK(n.now_ns < 200 * MS);  /* a few round trips */
+    ll_free(&n);
+}
+
+static void lossy_jittery_transfer_exactly_once(void) {
+    ll_net n;
+    ll_init(&n, 2, 20 * MS);
+    n.loss_ppm = 50000;  /* 5 % */
+    n.jitter_ns = 3 * MS;
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
+    int s = ll_link(&n, a, b, "out", "in", 7);
+    send_records(&n, a, s, 3000, 1000);
+    int64_t want = 3000;
+    ll_run(&n, 120 * S, all_stored, &want);
+    CHECK_EQ_U(n.node[a].stored_seen[0], 3000);
+    CHECK_EQ_U(n.node[b].records_delivered, 3000);
+    CHECK_EQ_U(n.node[b].duplicates, 0);
+    CHECK_EQ_U(n.node[b].out_of_order, 0);
+    ll_free(&n);
+}
+
+static void record_most_in_one_go(void) {
+    ll_net n;
+    ll_init(&n, 3, 5 * MS);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
+    int s = ll_link(&n, a, b, "out", "in", 7);
+    uint8_t *big = calloc(1, PURE_LINK_RECORD_MOST + 1);
+    CHECK(pure_link_send(n.node[a].pl, s, big, PURE_LINK_RECORD_MOST + 1, 0) == PURE_LINK_ERR_TOO_BIG);
+    CHECK(pure_link_send(n.node[a].pl, s, big, PURE_LINK_RECORD_MOST, 0) == 0);
+    free(big);
+    int64_t want = 1;
+    ll_run(&n, 60 * S, all_stored, &want);
+    CHECK_EQ_U(n.node[b].records_delivered, 1);
+    CHECK_EQ_U(n.node[b].bytes_delivered, PURE_LINK_RECORD_MOST);
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[a].pl, s, &st) == 0);
+    CHECK_EQ_U(st.records_resent, 0);  /* in one go: no record sent twice */
+    ll_free(&n);
+}
+
+/* REFUSED: one refusal turn per trial, waits of 1, 2, 4 ... 64 s. */
+static void refused_case(int answer, const char *allowed, uint64_t *refused, uint64_t *packets, uint64_t *events) {
+    ll_net n;
+    ll_init(&n, 4, 10 * MS);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    n.node[b].answer = answer;
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, allowed, 0) >= 0);
+    int s = ll_link(&n, a, b, "out", "in", 7);
+    send_records(&n, a, s, 200, 20);
+    ll_run(&n, 90 * S, NULL, NULL);
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[a].pl, s, &st) == 0);
+    *refused = st.link_refused;
+    *packets = st.packets_sent;
+    *events = n.node[a].refused_events;
+    CHECK_EQ_U(n.node[b].records_delivered, 0);
+    ll_free(&n);
+}
+
+static void refused_reasons_seven_times_in_90s(void) {
+    struct { int answer; const char *allowed; } cases[3] = {{-1, "*"}, {-PURE_LINK_OTHER_SHAPE, "*"}, {0, "other"}};
+    for (int i = 0; i < 3; i++) {
+        uint64_t refused, packets, events;
+        refused_case(cases[i].answer, cases[i].allowed, &refused, &packets, &events);
+        fprintf(stderr, "  reason %d: refused %llu times, %llu packets, %llu log events\n", i + 1,
+                (unsigned long long)refused, (unsigned long long)packets, (unsigned long long)events);
+        CHECK_EQ_U(refused, 7);   /* at 0, 1, 3, 7, 15, 31, 63 s */
+        CHECK_EQ_U(packets, 7);   /* the first packet and six trials: one packet each */
+        CHECK_EQ_U(events, 1);    /* one log line per refusal episode */
+    }
+}
+
+static void refused_until_input_appears(void) {
+    ll_net n;
+    ll_init(&n, 5, 10 * MS);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    n.node[b].input_appears_ns = 10 * S;
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
+    int s = ll_link(&n, a, b, "out", "in", 7);
+    send_records(&n, a, s, 200, 20);
+    int64_t want = 200;
+    ll_run(&n, 90 * S, all_stored, &want);
+    CHECK_EQ_U(n.node[a].stored_seen[0], 200);
+    CHECK_EQ_U(n.node[b].duplicates, 0);
+    CHECK_EQ_U(n.node[a].released_events, 1);
+    /* Released at the first trial after 10 s, which is at 15 s (0+1+2+4+8). */
+    CHECK(n.now_ns >= 15 * S && n.now_ns < 16 * S);
+    ll_free(&n);
+}
+
+static void missing_input_two_packets_in_2_5s(void) {
+    ll_net n;
+    ll_init(&n, 6, 10 * MS);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    n.node[b].answer = -1;
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
+    int s = ll_link(&n, a, b, "out", "missing", 7);
+    send_records(&n, a, s, 1, 20);
+    ll_run(&n, 2500 * MS, NULL, NULL);
+    CHECK_EQ_U(n.node[a].packets_out, 2);
+    CHECK_EQ_U(n.node[a].refused_events, 1);
+    ll_free(&n);
+}
+
+static int three_stored(ll_net *n, void *arg) {
+    (void)arg;
+    return n->node[0].stored_seen[0] >= 1000 && n->node[0].stored_seen[1] >= 1000 && n->node[0].stored_seen[2] >= 1000;
+}
+
+static void three_outputs_three_run_keys(void) {
+    ll_net n;
+    ll_init(&n, 7, 1 * MS);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
+    for (int k = 0; k < 3; k++) {
+        char name[8] = {'o', 'u', 't', (char)('0' + k), 0};
+        int s = ll_link(&n, a, b, name, "in", 7);
+        CHECK(s == k);
+        send_records(&n, a, s, 1000, 61);
+    }
+    ll_run(&n, 10 * S, three_stored, NULL);
+    CHECK(three_stored(&n, NULL));
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[b].pl, -1, &st) == 0);
+    CHECK_EQ_U(st.run_key_builds, 3);
+    CHECK_EQ_U(n.node[b].records_delivered, 3000);
+    CHECK_EQ_U(n.node[b].duplicates, 0);
+    fprintf(stderr, "  three outputs stored in %.1f ms virtual (RTT 2 ms)\n", n.now_ns / 1e6);
+    CHECK(n.now_ns < 50 * MS);
+    ll_free(&n);
+}
+
+TEST_MAIN(TEST_CASE(small_transfer_in_epoch_1), TEST_CASE(lossy_jittery_transfer_exactly_once),
+          TEST_CASE(record_most_in_one_go), TEST_CASE(refused_reasons_seven_times_in_90s),
+          TEST_CASE(refused_until_input_appears), TEST_CASE(missing_input_two_packets_in_2_5s),
+          TEST_CASE(three_outputs_three_run_keys))
