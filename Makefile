@@ -37,49 +37,61 @@ SIM_BIN  := $(B)/pure-link-sim
 TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
 
 .PHONY: all deps test demo bench install clean check-pure
-all: deps $(LIB_A) $(LIB_SO) $(SIM_BIN) $(TOOL_BIN)
+all: deps $(LIB_A) $(LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors
 
 deps:
 	@sh scripts/deps.sh
 
 $(B)/core/%.o: core/%.c $(wildcard core/*.h) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CORE_CFLAGS) -c $< -o $@
+	@echo "  CC    $<"
+	@$(CC) $(CORE_CFLAGS) -c $< -o $@
 
 $(B)/sim/%.o $(B)/shims/%.o: TOOLDIR = $(dir $<)
 $(B)/sim/%.o: sim/%.c $(HEADERS) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_CFLAGS) -c $< -o $@
+	@echo "  CC    $<"
+	@$(CC) $(TOOL_CFLAGS) -c $< -o $@
 $(B)/shims/%.o: shims/%.c $(HEADERS) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_CFLAGS) -c $< -o $@
+	@echo "  CC    $<"
+	@$(CC) $(TOOL_CFLAGS) -c $< -o $@
 
 $(LIB_A): $(CORE_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	@ar rcs $@ $^
 
 $(LIB_SO): $(CORE_OBJ)
-	$(CC) -shared -Wl,-soname,libpurelink.so.$(SOVERSION) -o $@ $^ $(LIBS)
-	ln -sf libpurelink.so.$(VERSION) $(B)/libpurelink.so.$(SOVERSION)
-	ln -sf libpurelink.so.$(SOVERSION) $(B)/libpurelink.so
+	@echo "  LINK  $@"
+	@$(CC) -shared -Wl,-soname,libpurelink.so.$(SOVERSION) -o $@ $^ $(LIBS)
+	@ln -sf libpurelink.so.$(VERSION) $(B)/libpurelink.so.$(SOVERSION)
+	@ln -sf libpurelink.so.$(SOVERSION) $(B)/libpurelink.so
 
 $(SIM_A): $(SIM_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	@ar rcs $@ $^
 
 $(SIM_BIN): sim/main.c $(SIM_A) $(LIB_A) $(HEADERS)
-	$(CC) $(TOOL_CFLAGS) -o $@ sim/main.c $(SIM_A) $(LIB_A) $(LIBS)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -o $@ sim/main.c $(SIM_A) $(LIB_A) $(LIBS)
 
 $(B)/pure-link: shims/main.c $(SHIM_OBJ) $(LIB_A) $(HEADERS)
-	$(CC) $(TOOL_CFLAGS) -o $@ shims/main.c $(SHIM_OBJ) $(LIB_A) $(LIBS) -luring
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -o $@ shims/main.c $(SHIM_OBJ) $(LIB_A) $(LIBS) -luring
 
 $(B)/tests/%: tests/unit/%.c $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_CFLAGS) -o $@ $< $(SIM_A) $(LIB_A) $(LIBS) -ldl
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(SIM_A) $(LIB_A) $(LIBS) -ldl
+
+$(B)/vectors: tools/vectors.c $(LIB_A) $(HEADERS)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -o $@ tools/vectors.c $(LIB_A) $(LIBS)
 
 $(B)/bench/%: tests/bench/%.c $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_CFLAGS) -o $@ $< $(SIM_A) $(LIB_A) $(LIBS)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(SIM_A) $(LIB_A) $(LIBS)
 
 # The core may not allocate, print, read clocks or do I/O: its objects must not even
 # reference such symbols.  This runs as part of `make test`.

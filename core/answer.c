@@ -164,7 +164,9 @@ void pl_notice_lost(pure_link *pl, pl_peer *p, const pl_header *h, const pure_li
 int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to) {
     if (pl->lost_count == 0) return 0;
     pl_lost_notice n = pl->lost_queue[--pl->lost_count];
-    const pl_peer *p = &pl->peers[n.peer];
+    pl_peer *p = &pl->peers[n.peer];
+    const uint8_t *e0 = pl_peer_e0(pl, p);
+    if (e0 == NULL) return 0;
     uint64_t reply_run;
     pl_random(pl, &reply_run, sizeof reply_run);
     pl_header h;
@@ -184,7 +186,7 @@ int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to) {
     pl_packet_key pk;
     _Alignas(16) uint8_t ctx[PURE_LINK_AEAD_CTX_BYTES];
     uint8_t iv[12], nonce[12];
-    pl_reply_key(&pk, p->e0, pl->static_public, p->public_key, n.run, reply_run, 0);
+    pl_reply_key(&pk, e0, pl->static_public, p->public_key, n.run, reply_run, 0);
     pl_aead_key(pl, ctx, iv, &pk);
     pl_nonce(nonce, iv, 0);
     pl->crypto->aead_seal(ctx, nonce, buf, head, buf + head, at - head, buf + head);

@@ -166,10 +166,11 @@ int pl_frame_valid(const pl_frame *f) {
         return f->stored.credit >= PL_CREDIT_LEAST && f->stored.credit <= PL_CREDIT_MOST ? 0 : PL_WIRE_RANGE;
     case PL_FRAME_REFUSED:
         return f->refused.reason >= PL_REFUSED_LEAST && f->refused.reason <= PL_REFUSED_MOST ? 0 : PL_WIRE_RANGE;
+    case PL_FRAME_LOST: /* the epoch field of a packet of epoch >= 1 that could not be opened */
+        return f->lost.epoch >= 1 && f->lost.epoch <= PL_EPOCH_FIELD_CYCLE ? 0 : PL_WIRE_RANGE;
     case PL_FRAME_RESPONSE:
     case PL_FRAME_PING:
     case PL_FRAME_CHALLENGE:
-    case PL_FRAME_LOST:
         return 0;
     default:
         return PL_WIRE_UNKNOWN_FRAME;

@@ -22,6 +22,10 @@ _Static_assert(PL_SECRET_BYTES == PL_HASH_BYTES, "an epoch secret is one HKDF-Ex
 _Static_assert(PURE_LINK_KEY_BYTES == 32u, "X25519 keys are 32 bytes");
 _Static_assert(PURE_LINK_TAG_BYTES == PL_GCM_BLOCK_BYTES, "the GCM tag is one full block");
 
+/* ---- AEAD limits (spec/crypto.md section 10). ---- */
+#define PL_AEAD_SEALS_MOST        (UINT64_C(1) << 23) /* packets sealed under one key, at most */
+#define PL_AEAD_FAILED_OPENS_MOST (UINT64_C(1) << 52) /* failed opens under one key before it is retired */
+
 /* ---- Key-derivation strings (spec/crypto.md "Strings").  They name the version: a new
  * wire version changes them, so two versions never open each other's packets. ---- */
 #define PL_LABEL_SALT0  "pure-link 1"         /* salt of E(0) */

@@ -78,7 +78,9 @@ void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t 
     memset(s->keys, 0, sizeof s->keys);
     pl_sender_set_epoch(pl, s, 0, s->static_e0);
     pl_sender_offer_new(pl, s, 1);
-    /* The receiver's stream state went with its epoch: bind again, resend unstored bytes. */
+    /* The receiver has no packet number of ours to decode against: long numbers until it
+     * acknowledges one.  Its stream state went too: bind again, resend unstored bytes. */
+    s->pn_anchor = PL_NONE;
     s->stream_known = 0;
     pl_rangeset_add(&s->resend, s->stored_off, s->next_off);
     s->acked_end = s->stored_off;

@@ -120,9 +120,12 @@ typedef struct pl_sender {
     uint32_t offer_epoch;                  /* epoch offered and not accepted yet; 0: none */
     uint64_t epoch_started_ns, epoch_packets;
     uint64_t reply_run;                    /* latest authenticated reply run */
+    uint8_t reply_run_known;
 
     /* Packet numbers and in-flight packets (ring indexed by pn % sent_most). */
     uint64_t pn_next, largest_acked;       /* largest_acked = PL_NONE before any */
+    uint64_t pn_anchor;                    /* largest acked by the receiver's current life:
+                                              what it decodes our packet numbers against */
     uint64_t largest_reply_pn;             /* replies: for the replay window */
     uint64_t reply_window[PL_REPLAY_WINDOW / 64];
     pl_sent *sent;
@@ -239,7 +242,8 @@ typedef struct pl_peer {
     uint8_t in_use;
     uint8_t public_key[32];
     uint32_t key_id;
-    uint8_t e0[32];                        /* E(0) of this peer */
+    uint8_t e0[32];                        /* E(0) of this peer, once e0_ready */
+    uint8_t e0_ready;
     char sources[PL_SOURCES_BYTES];
     uint32_t runs;                         /* run slots held */
     uint64_t offer_tat_ns;                 /* X25519 rate (GCRA, see PL_OFFERS_PER_S) */
@@ -381,6 +385,7 @@ void pl_sender_emit(pure_link *pl, pl_sender *s);
 int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
                           uint64_t now_ns);
 int pl_peer_allows(const pl_peer *p, const char *source);
+const uint8_t *pl_peer_e0(pure_link *pl, pl_peer *p);
 void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns);
 
 /* stream.c */

@@ -19,19 +19,30 @@ int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char
         if (p->key_id == id) return PURE_LINK_ERR_WIRING;
     }
     if (free_peer == NULL) return PURE_LINK_ERR_FULL;
-    uint8_t shared[32];
-    pl->stats.x25519_ops++;
-    if (pl->crypto->x25519(shared, pl->static_secret, peer_public) != 0) return PURE_LINK_ERR_CRYPTO;
     pl_peer *p = free_peer;
     memset(p, 0, sizeof *p);
     p->in_use = 1;
     memcpy(p->public_key, peer_public, 32);
     p->key_id = id;
-    pl_epoch0_secret(p->e0, shared);
-    memset(shared, 0, sizeof shared);
     memcpy(p->sources, sources, sources_len);
     p->last_lost_ns = PL_NONE;
     return peer_index(pl, p);
+}
+
+/* E(0) of a peer, computed when first needed: a receiver restored from its memo opens
+ * its peers' current epochs without any X25519 at all.  NULL if the static X25519 output
+ * is all zero (a low-order key): such a peer can never use epoch 0. */
+const uint8_t *pl_peer_e0(pure_link *pl, pl_peer *p) {
+    if (!p->e0_ready) {
+        uint8_t shared[32];
+        pl->stats.x25519_ops++;
+        int bad = pl->crypto->x25519(shared, pl->static_secret, p->public_key);
+        if (!bad) pl_epoch0_secret(p->e0, shared);
+        memset(shared, 0, sizeof shared);
+        if (bad) return NULL;
+        p->e0_ready = 1;
+    }
+    return p->e0;
 }
 
 /* Is `source` among the peer's allowed sources ('\n'-separated, "*" for any)? */
@@ -117,8 +128,10 @@ static pl_run *run_start(pure_link *pl, pl_peer *p, const pl_header *h, const pu
     if (h->epoch_field != 0) return NULL;
     pl_run *r = run_slot_for(pl, peer_index(pl, p), now_ns);
     if (r == NULL) { pl->stats.dropped_no_slot++; return NULL; }
+    const uint8_t *e0 = pl_peer_e0(pl, p);
+    if (e0 == NULL) { pl->stats.dropped_unknown_key++; return NULL; }
     pl_run_reset(pl, r, peer_index(pl, p), h->run, from, now_ns);
-    pl_epoch_keys_set(pl, &r->keys[0], 0, p->e0, p->public_key, pl->static_public, h->run, pl->reply_run, 1);
+    pl_epoch_keys_set(pl, &r->keys[0], 0, e0, p->public_key, pl->static_public, h->run, pl->reply_run, 1);
     pl->stats.run_key_builds++;
     r->in_use = 2;  /* tentative: becomes 1 once a packet opens */
     return r;
@@ -148,7 +161,13 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8
         pl->stats.dropped_replay++;
     } else {
         n = open_data(pl, r, &h, (size_t)hl, pkt, len, pn, &epoch);
-        if (n < 0) pl->stats.dropped_auth++; else if (pl_payload_check(pkt + hl, (size_t)n, 0) <= 0) {
+        if (n < 0) {
+            pl->stats.dropped_auth++;
+            /* A run never proven live cannot know the sender's epochs >= 1 (the slot came
+             * from a replayed first packet, or the receiver restarted): LOST, so the
+             * sender starts its epochs again. */
+            if (r->in_use == 1 && !r->fresh && h.epoch_field != 0) pl_notice_lost(pl, p, &h, from, len, now_ns);
+        } else if (pl_payload_check(pkt + hl, (size_t)n, 0) <= 0) {
             pl->stats.dropped_malformed++;
             n = -1;
         }

@@ -116,6 +116,7 @@ static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_
         }
     }
     if (s->largest_acked == PL_NONE || largest > s->largest_acked) s->largest_acked = largest;
+    if (s->pn_anchor == PL_NONE || largest > s->pn_anchor) s->pn_anchor = largest;
     if (newly_largest) s->pto_count = 0;
     if (stream_unknown && s->stream_known) {
         /* The receiver lost the run's stream (a restart): bind it again from the stored
@@ -253,12 +254,22 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, 
     pl_header h;
     int hl = pl_header_decode(&h, pkt, len);
     assert(hl > 0);
-    uint64_t pn = pl_pn_decode(s->largest_reply_pn, h.pn_truncated, h.pn_len);
-    if (!pl_replay_check(s->reply_window, s->largest_reply_pn, pn)) { pl->stats.dropped_replay++; return 0; }
+    /* Reply packet numbers count per reply run: a restarted receiver (or a LOST, which
+     * has a reply run of its own) starts again at 0 and gets a window of its own. */
+    int same_run = s->reply_run_known && h.reply_run == s->reply_run;
+    uint64_t largest = same_run ? s->largest_reply_pn : PL_NONE;
+    uint64_t pn = pl_pn_decode(largest, h.pn_truncated, h.pn_len);
+    if (same_run && !pl_replay_check(s->reply_window, largest, pn)) { pl->stats.dropped_replay++; return 0; }
     int n = open_reply(pl, s, &h, (size_t)hl, pkt, len, pn);
     if (n < 0) { pl->stats.dropped_auth++; return 0; }
     const uint8_t *p = pkt + hl;
     if (pl_payload_check(p, (size_t)n, 1) <= 0) { pl->stats.dropped_malformed++; return 0; }
+    if (!same_run) {
+        s->reply_run = h.reply_run;
+        s->reply_run_known = 1;
+        s->largest_reply_pn = PL_NONE;
+        memset(s->reply_window, 0, sizeof s->reply_window);
+    }
     pl_replay_mark(s->reply_window, &s->largest_reply_pn, pn);
     s->stats.packets_received++;
     s->stats.bytes_received += len;

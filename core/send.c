@@ -194,7 +194,9 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
     s->pace_wait_ns = PL_NONE;
     if (!sent_slot_free(s)) return 0;
     uint64_t pn = s->pn_next;
-    unsigned pn_len = pl_pn_len_for(pn, s->largest_acked);
+    /* A probe carries the whole low 32 bits: the receiver may have restarted (from its
+     * memo, or after LOST) and then decodes packet numbers with nothing to go by. */
+    unsigned pn_len = probe ? PL_PN_LEN_MOST : pl_pn_len_for(pn, s->pn_anchor);
     plan p;
     if (!plan_next(s, now_ns, pn_len, probe, &p)) return 0;
     if (!probe && !p.trial) {

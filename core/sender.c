@@ -70,6 +70,7 @@ int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uin
     do pl_random(pl, &s->run, sizeof s->run); while (s->run == 0 || pl_sender_by_run(pl, s->run) != NULL);
     s->open = 1;
     s->largest_acked = PL_NONE;
+    s->pn_anchor = PL_NONE;
     s->largest_reply_pn = PL_NONE;
     s->trial_pn = PL_NONE;
     s->credit = PURE_LINK_CREDIT_FIRST;

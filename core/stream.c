@@ -42,8 +42,10 @@ static void on_offer(pure_link *pl, pl_run *r, const pl_frame *f, uint32_t packe
         return;
     }
     /* Only the next epoch, offered under the current one: an old OFFER replayed can never
-     * roll the run back. */
-    if (epoch != r->epoch_newest + 1 || epoch != packet_epoch + 1) return;
+     * roll the run back.  Until the run is proven live (an epoch >= 1 packet opened) an
+     * epoch-1 ACCEPT is only a proposal: a new epoch-1 OFFER (after LOST) replaces it. */
+    uint32_t newest = r->fresh ? r->epoch_newest : 0;
+    if (epoch != newest + 1 || epoch != packet_epoch + 1) return;
     pl_peer *p = &pl->peers[r->peer];
     if (!pl_memo_room(pl)) return;  /* the sender offers again; by then writes have drained */
     if (!offer_rate_ok(p, now_ns)) return;
@@ -80,8 +82,24 @@ static void refuse(pure_link *pl, pl_run *r, uint32_t reason) {
     pl_rangeset_init(&r->have, r->have_store, PL_RANGES_MOST);
 }
 
+/* The sender holds records only from base_record on: everything before it was STORED (by
+ * this receiver or an earlier life of it), so delivery may move up to it — never back. */
+static void rebase(pl_run *r, uint64_t base_record, uint64_t base_off) {
+    if (base_record <= r->deliver_record || base_off <= r->deliver_off) return;
+    r->deliver_record = base_record;
+    r->deliver_off = base_off;
+    if (r->stored_record < base_record) {
+        r->stored_record = base_record;
+        r->stored_off = base_off;
+    }
+    pl_rangeset_remove_below(&r->have, base_off);
+}
+
 static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, uint64_t now_ns) {
-        if (r->stream_state == PL_STREAM_ACCEPTED || r->stream_state == PL_STREAM_ASKING) return;
+    if (r->stream_state == PL_STREAM_ACCEPTED || r->stream_state == PL_STREAM_ASKING) {
+        rebase(r, f->stream.base_record, f->stream.base_offset);
+        return;
+    }
     /* NONE, or REFUSED (every trial asks again: the input may have appeared). */
     memcpy(r->source, f->stream.source, f->stream.source_len);
     r->source[f->stream.source_len] = 0;

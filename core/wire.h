@@ -305,7 +305,7 @@ typedef struct pl_frame {
             pl_ack_range ranges[PL_ACK_PAIRS_MOST]; /* newest first: ranges[0].largest is Largest */
         } ack;
         struct { uint64_t stored, credit; } stored;
-        struct { uint32_t epoch; } lost;
+        struct { uint32_t epoch; } lost;       /* an epoch field, 1..15 (spec/wire.md) */
         struct { uint8_t reason; } refused;   /* enum pl_refused_reason */
     };
 } pl_frame;

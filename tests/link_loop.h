@@ -34,6 +34,17 @@ typedef struct ll_node {
     uint64_t refused_events, released_events, epoch_events, stream_opens;
     int64_t stored_seen[8];          /* sender: STORED mark per sender handle */
     uint64_t packets_out;
+    /* Memo on a simulated disk: writes are durable at once unless memo_hold is set, in
+     * which case they wait in memo_log (the torn-write tests replay that log). */
+    uint8_t *memo;
+    size_t memo_bytes;
+    int memo_hold;
+    struct ll_write { uint64_t offset, token; size_t len; uint8_t data[256]; } memo_log[256];
+    int memo_logged;
+    /* Wiring, kept for restarts. */
+    uint8_t wired[4][32];
+    char wired_sources[4][64];
+    int wired_count;
 } ll_node;
 
 typedef struct ll_pkt {
@@ -87,6 +98,10 @@ static int ll_node_add(ll_net *n, const pure_link_config *cfg) {
     for (int k = 0; k < 32; k++) d->secret[k] = (uint8_t)ll_rand(n);
     memcpy(d->config.static_secret, d->secret, 32);
     d->mem_bytes = pure_link_size(&d->config);
+    if (d->config.memo_enabled) {
+        d->memo_bytes = pure_link_memo_size(&d->config);
+        d->memo = calloc(1, d->memo_bytes);
+    }
     if (d->mem_bytes == 0) { fprintf(stderr, "bad config\n"); abort(); }
     d->mem = aligned_alloc(PURE_LINK_ALIGN, (d->mem_bytes + PURE_LINK_ALIGN - 1) / PURE_LINK_ALIGN * PURE_LINK_ALIGN);
     uint8_t seed[32];
@@ -142,7 +157,17 @@ static void ll_service(ll_net *n, int i) {
         case PURE_LINK_EVENT_REFUSED: d->refused_events++; break;
         case PURE_LINK_EVENT_RELEASED: d->released_events++; break;
         case PURE_LINK_EVENT_EPOCH: d->epoch_events++; break;
-        case PURE_LINK_EVENT_MEMO_WRITE: pure_link_memo_written(d->pl, ev.token, n->now_ns); break;
+        case PURE_LINK_EVENT_MEMO_WRITE:
+            if (d->memo_logged < 256 && ev.len <= 256) {
+                struct ll_write *w = &d->memo_log[d->memo_logged++];
+                w->offset = ev.offset, w->token = ev.token, w->len = ev.len;
+                memcpy(w->data, ev.data, ev.len);
+            }
+            if (!d->memo_hold) {
+                memcpy(d->memo + ev.offset, ev.data, ev.len);
+                pure_link_memo_written(d->pl, ev.token, n->now_ns);
+            }
+            break;
         default: break;
         }
     }
@@ -200,7 +225,7 @@ static void ll_run(ll_net *n, uint64_t until_ns, int (*done)(ll_net *, void *), 
 }
 
 /* Opens a sender on node s towards node r and wires s's key at r. */
-static int ll_link(ll_net *n, int s, int r, const char *source, const char *input, uint64_t shape) {
+static inline int ll_link(ll_net *n, int s, int r, const char *source, const char *input, uint64_t shape) {
     pure_link_sender_config sc;
     memset(&sc, 0, sizeof sc);
     memcpy(sc.receiver_public, n->node[r].pub, 32);
@@ -212,8 +237,34 @@ static int ll_link(ll_net *n, int s, int r, const char *source, const char *inpu
     return pure_link_sender_open(n->node[s].pl, &sc, n->now_ns);
 }
 
-static void ll_free(ll_net *n) {
-    for (int i = 0; i < n->nodes; i++) free(n->node[i].mem);
+/* Wires sender key of node s at node r (remembered for restarts). */
+static inline int ll_wire(ll_net *n, int r, int s, const char *sources) {
+    ll_node *d = &n->node[r];
+    memcpy(d->wired[d->wired_count], n->node[s].pub, 32);
+    snprintf(d->wired_sources[d->wired_count], 64, "%s", sources);
+    d->wired_count++;
+    return pure_link_wire_peer(d->pl, n->node[s].pub, sources, n->now_ns);
+}
+
+/* kill -9 and start again: the endpoint's memory is gone; the static key, the wiring,
+ * the host's stored marks and the memo disk stay.  Returns the memo load result. */
+static inline int ll_restart(ll_net *n, int i) {
+    ll_node *d = &n->node[i];
+    memset(d->mem, 0xa5, d->mem_bytes);
+    uint8_t seed[32];
+    for (int k = 0; k < 32; k++) seed[k] = (uint8_t)ll_rand(n);
+    d->pl = pure_link_init(d->mem, d->mem_bytes, &d->config, seed, n->now_ns);
+    if (!d->pl) abort();
+    for (int k = 0; k < d->wired_count; k++)
+        if (pure_link_wire_peer(d->pl, d->wired[k], d->wired_sources[k], n->now_ns) < 0) abort();
+    int rc = 0;
+    if (d->memo) rc = pure_link_memo_load(d->pl, d->memo, d->memo_bytes, n->now_ns);
+    /* Datagrams in flight to or from the old incarnation stay in flight. */
+    return rc;
+}
+
+static inline void ll_free(ll_net *n) {
+    for (int i = 0; i < n->nodes; i++) { free(n->node[i].mem); free(n->node[i].memo); }
     free(n->q);
 }
 #endif

@@ -250,7 +250,7 @@ static void make_stored(pl_frame *f, int v) {
 static void make_lost(pl_frame *f, int v) {
     memset(f, 0, sizeof *f);
     f->type = PL_FRAME_LOST;
-    f->lost.epoch = v == 0 ? 0 : v == 1 ? 5 : UINT32_MAX;
+    f->lost.epoch = v == 0 ? 1 : v == 1 ? 5 : PL_EPOCH_FIELD_CYCLE; /* an epoch field, never 0 */
 }
 
 static void make_refused(pl_frame *f, int v) {
@@ -445,6 +445,10 @@ static void stored_malformed(void) {
 static void lost_malformed(void) {
     static const bad_case t[] = {
         {"epoch 3 bytes", 1, "0b 000001", PL_WIRE_TRUNCATED},
+        {"field 0 (epoch 0 is always known)", 1, "0b 00000000", PL_WIRE_RANGE},
+        {"field 16", 1, "0b 00000010", PL_WIRE_RANGE},
+        {"field 2^32-1", 1, "0b ffffffff", PL_WIRE_RANGE},
+        {"field 15", 1, "0b 0000000f", 5},
         {"in a sender packet", 0, "0b 00000001", PL_WIRE_WRONG_DIRECTION},
     };
     RUN_BAD(t);
@@ -520,7 +524,8 @@ static void frame_valid_rules(void) {
     make_stored(&f, 0); f.stored.stored = PL_VARINT_LIMIT; CHECK(pl_frame_valid(&f) == PL_WIRE_RANGE);
     make_refused(&f, 0); f.refused.reason = 0; CHECK(pl_frame_valid(&f) == PL_WIRE_RANGE);
     make_refused(&f, 0); f.refused.reason = PL_REFUSED_MOST + 1; CHECK(pl_frame_valid(&f) == PL_WIRE_RANGE);
-    make_lost(&f, 0); CHECK(pl_frame_valid(&f) == 0); /* LOST may name any epoch */
+    make_lost(&f, 0); f.lost.epoch = 0; CHECK(pl_frame_valid(&f) == PL_WIRE_RANGE);
+    make_lost(&f, 0); f.lost.epoch = PL_EPOCH_FIELD_CYCLE + 1; CHECK(pl_frame_valid(&f) == PL_WIRE_RANGE);
 }
 
 /* ---- ACK ranges ---- */
