@@ -36,8 +36,8 @@ SIM_A    := $(B)/libpurelinksim.a
 SIM_BIN  := $(B)/pure-link-sim
 TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
 
-.PHONY: all deps test demo bench install clean check-pure
-all: deps $(LIB_A) $(LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors
+.PHONY: all deps test demo bench install clean check-pure vectors
+all: deps $(LIB_A) $(LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors $(B)/packet_vectors
 
 deps:
 	@sh scripts/deps.sh
@@ -84,6 +84,19 @@ $(B)/tests/%: tests/unit/%.c $(SIM_A) $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(SIM_A) $(LIB_A) $(LIBS) -ldl
 
+$(B)/interop_sender: tests/interop/drive_sender.c $(LIB_A) $(HEADERS)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -o $@ tests/interop/drive_sender.c $(LIB_A) $(LIBS)
+
+$(B)/packet_vectors: tools/packet_vectors.c $(LIB_A) $(HEADERS)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -o $@ tools/packet_vectors.c $(LIB_A) $(LIBS)
+
+# Regenerates the test vectors of spec/vectors/ (a change to bytes or rules changes them).
+vectors: $(B)/vectors $(B)/packet_vectors
+	$(B)/vectors spec/vectors/keys.txt
+	$(B)/packet_vectors spec/vectors/packets.txt
+
 $(B)/vectors: tools/vectors.c $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ tools/vectors.c $(LIB_A) $(LIBS)
@@ -100,7 +113,7 @@ check-pure: $(CORE_OBJ)
 	if [ -n "$$bad" ]; then echo "FAIL check-pure: core objects reference:"; echo "$$bad"; exit 1; \
 	else echo "check-pure: core objects reference no allocator, I/O, clock or printing"; fi
 
-test: all $(TEST_BIN) check-pure
+test: all $(TEST_BIN) $(B)/interop_sender check-pure
 	@sh tests/run.sh "$(T)"
 
 demo: all

@@ -65,6 +65,7 @@ static uint64_t rd_varint(reader *r) {
         rd_fail(r, PL_WIRE_TRUNCATED);
         return 0;
     }
+    if (r->p[r->at] < 0x40) return r->p[r->at++]; /* the common 1 B form, without a call */
     uint64_t v = 0;
     int used = pl_varint_get(r->p + r->at, r->n - r->at, &v);
     if (used < 0) {
@@ -111,6 +112,10 @@ static void wr_bytes(writer *w, const uint8_t *q, size_t k) {
 }
 
 static void wr_varint(writer *w, uint64_t v) {
+    if (v < 0x40) { /* the common 1 B form, without a call */
+        wr_u8(w, (uint8_t)v);
+        return;
+    }
     size_t used = pl_varint_put(w->p + w->at, PL_VARINT_BYTES_MOST, v);
     assert(used > 0);
     w->at += used;
@@ -254,8 +259,7 @@ static void read_fields(reader *r, pl_frame *f) {
 
 int pl_frame_decode(pl_frame *f, const uint8_t *p, size_t n, int reply_dir) {
     if (n == 0) return PL_WIRE_TRUNCATED;
-    memset(f, 0, sizeof *f);
-    f->type = p[0];
+    f->type = p[0]; /* each reader sets every field of its type; the rest of *f is left alone */
     if (f->type >= PL_FRAME_TYPES) return PL_WIRE_UNKNOWN_FRAME;
     unsigned allowed = reply_dir ? PL_FRAMES_REPLY : PL_FRAMES_SENDER;
     if (!(allowed & PL_FRAME_BIT(f->type))) return PL_WIRE_WRONG_DIRECTION;
@@ -315,14 +319,16 @@ size_t pl_frame_size(const pl_frame *f) {
     }
 }
 
-static void write_ack(writer *w, const pl_frame *f) {
+/* Writes f's ACK with its first range_count + 1 ranges (pl_ack_encode_fit may keep fewer). */
+static void write_ack(writer *w, const pl_frame *f, unsigned range_count) {
     const pl_ack_range *r = f->ack.ranges;
+    assert(range_count <= f->ack.range_count);
     wr_varint(w, r[0].largest);
     wr_varint(w, f->ack.ack_delay_us);
     wr_u8(w, f->ack.flags);
-    wr_varint(w, f->ack.range_count);
+    wr_varint(w, range_count);
     wr_varint(w, r[0].largest - r[0].smallest);
-    for (unsigned i = 1; i <= f->ack.range_count; i++) {
+    for (unsigned i = 1; i <= range_count; i++) {
         wr_varint(w, r[i - 1].smallest - r[i].largest - 2);
         wr_varint(w, r[i].largest - r[i].smallest);
     }
@@ -359,7 +365,7 @@ static void write_fields(writer *w, const pl_frame *f) {
         wr_bytes(w, f->accept.echo, PL_ECHO_BYTES);
         wr_bytes(w, f->accept.public_key, PL_KEY_BYTES);
         break;
-    case PL_FRAME_ACK: write_ack(w, f); break;
+    case PL_FRAME_ACK: write_ack(w, f, f->ack.range_count); break;
     case PL_FRAME_STORED:
         wr_varint(w, f->stored.stored);
         wr_varint(w, f->stored.credit);
@@ -396,12 +402,12 @@ size_t pl_ack_encode_fit(uint8_t *p, size_t cap, const pl_frame *f, unsigned *ra
         if (size + more > cap) break;
         size += more;
     }
-    pl_frame fit = *f;
-    fit.ack.range_count = (uint8_t)(pairs - 1u);
-    *range_count = fit.ack.range_count;
-    size_t used = pl_frame_encode(p, cap, &fit);
-    assert(used > 0);
-    return used;
+    writer w = {.p = p, .at = 0};
+    wr_u8(&w, PL_FRAME_ACK);
+    write_ack(&w, f, pairs - 1u);
+    assert(w.at == size && size <= cap);
+    *range_count = pairs - 1u;
+    return size;
 }
 
 int pl_payload_check(const uint8_t *p, size_t n, int reply_dir) {

@@ -42,6 +42,7 @@ void pl_sender_set_epoch(pure_link *pl, pl_sender *s, uint32_t epoch, const uint
     s->epoch_ns_most = pl->config.epoch_ns;
     s->stats.epochs++;
     s->epoch_event_due = 1;
+    pl_sender_emit(pl, s);  /* at once: a later epoch would replace the flag */
 }
 
 /* Starts offering `epoch` with a fresh ephemeral key. */

@@ -2,25 +2,18 @@
  * prefix built on them.  The two high bits of the first byte give the length (1, 2, 4
  * or 8 B); the remaining bits, big-endian, give the value.  We write the shortest form
  * and read any form, so a peer that pads a value still parses. */
-#include <assert.h>
-
 #include "wire.h"
 
-size_t pl_varint_size(uint64_t v) {
-    if (v < (UINT64_C(1) << 6)) return 1;
-    if (v < (UINT64_C(1) << 14)) return 2;
-    if (v < (UINT64_C(1) << 30)) return 4;
-    if (v < PL_VARINT_LIMIT) return 8;
-    return 0; /* no encoding: callers treat this like "does not fit" */
-}
-
+/* The length code (top two bits of the first byte) is 0, 1, 2, 3 for 1, 2, 4, 8 bytes. */
 size_t pl_varint_put(uint8_t *p, size_t cap, uint64_t v) {
     size_t len = pl_varint_size(v);
     if (len == 0 || len > cap) return 0;
-    /* Length code 0..3 for 1, 2, 4, 8 bytes, in the top two bits. */
-    uint8_t code = (uint8_t)(len == 1 ? 0 : len == 2 ? 1 : len == 4 ? 2 : 3);
-    for (size_t i = len; i-- > 0; v >>= 8) p[i] = (uint8_t)v;
-    p[0] |= (uint8_t)(code << 6);
+    switch (len) {
+    case 1: p[0] = (uint8_t)v; break;
+    case 2: p[0] = (uint8_t)(0x40u | v >> 8); p[1] = (uint8_t)v; break;
+    case 4: pl_wire_put32(p, (uint32_t)v | UINT32_C(0x80000000)); break;
+    default: pl_wire_put64(p, v | UINT64_C(0xc000000000000000)); break;
+    }
     return len;
 }
 
@@ -28,10 +21,12 @@ int pl_varint_get(const uint8_t *p, size_t n, uint64_t *v) {
     if (n == 0) return PL_WIRE_TRUNCATED;
     size_t len = (size_t)1 << (p[0] >> 6);
     if (len > n) return PL_WIRE_TRUNCATED;
-    uint64_t x = p[0] & 0x3fu;
-    for (size_t i = 1; i < len; i++) x = x << 8 | p[i];
-    assert(x <= PL_VARINT_MOST); /* 62 value bits at most, by construction */
-    *v = x;
+    switch (len) {
+    case 1: *v = p[0]; break;
+    case 2: *v = (uint64_t)(p[0] & 0x3fu) << 8 | p[1]; break;
+    case 4: *v = pl_wire_get32(p) & UINT32_C(0x3fffffff); break;
+    default: *v = pl_wire_get64(p) & PL_VARINT_MOST; break;
+    }
     return (int)len;
 }
 

@@ -217,8 +217,14 @@ static inline void pl_wire_put64(uint8_t *p, uint64_t v) {
 }
 
 /* ---- Varints (varint.c) ---- */
-/* Bytes of the shortest encoding of v: 1, 2, 4 or 8; 0 if v > PL_VARINT_MOST. */
-size_t pl_varint_size(uint64_t v);
+/* Bytes of the shortest encoding of v: 1, 2, 4 or 8; 0 if v > PL_VARINT_MOST (no encoding:
+ * callers treat it like "does not fit").  Inline: the frame sizers call it per field. */
+static inline size_t pl_varint_size(uint64_t v) {
+    if (v < (UINT64_C(1) << 6)) return 1;
+    if (v < (UINT64_C(1) << 14)) return 2;
+    if (v < (UINT64_C(1) << 30)) return 4;
+    return v < PL_VARINT_LIMIT ? 8 : 0;
+}
 /* Writes the shortest encoding; returns its size, or 0 if it does not fit or v > PL_VARINT_MOST. */
 size_t pl_varint_put(uint8_t *p, size_t cap, uint64_t v);
 /* Reads one varint of any length form; returns bytes used, or PL_WIRE_TRUNCATED. */
@@ -314,7 +320,7 @@ typedef struct pl_frame {
 int pl_frame_valid(const pl_frame *f);
 /* Reads one frame from n bytes; reply_dir 0 for a sender packet, 1 for a reply.  Returns
  * bytes consumed (RECORDS takes all n; PADDING takes its whole run of zeros) or a negative
- * pl_wire_reason.  Data and names point into p. */
+ * pl_wire_reason (then *f holds nothing useful).  Data and names point into p. */
 int pl_frame_decode(pl_frame *f, const uint8_t *p, size_t n, int reply_dir);
 /* Encoded bytes of a valid frame. */
 size_t pl_frame_size(const pl_frame *f);
