@@ -33,7 +33,7 @@ HEADERS  := $(wildcard core/*.h sim/*.h shims/*.h tests/*.h)
 LIB_A    := $(B)/libpurelink.a
 LIB_SO   := $(B)/libpurelink.so.$(VERSION)
 SIM_A    := $(B)/libpurelinksim.a
-SIM_BIN  := $(B)/pure-link-sim
+SIM_BIN  := $(if $(wildcard sim/main.c),$(B)/pure-link-sim)
 TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
 
 .PHONY: all deps test demo bench install clean check-pure vectors
