@@ -281,6 +281,35 @@ FRAME_TESTS(stored)
 FRAME_TESTS(lost)
 FRAME_TESTS(refused)
 
+/* Every varint length boundary, through the frame fields that carry varints. */
+static void varint_fields_in_frames(void) {
+    static const uint64_t edges[] = {0, 1, 63, 64, 16383, 16384, (UINT64_C(1) << 30) - 1, UINT64_C(1) << 30,
+                                     PL_VARINT_MOST};
+    static const uint64_t credits[] = {1, 63, 64, 16383, 16384, PL_CREDIT_MOST};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        pl_frame f;
+        for (size_t j = 0; j < sizeof credits / sizeof credits[0]; j++) {
+            make_stored(&f, 0);
+            f.stored.stored = edges[i];
+            f.stored.credit = credits[j];
+            roundtrip(&f);
+        }
+        make_stream(&f, 0);
+        f.stream.base_record = edges[i];
+        f.stream.base_offset = edges[i];
+        roundtrip(&f);
+        make_ack_ranges(&f, edges[i], 1, edges[i], 0); /* largest and first range */
+        f.ack.ack_delay_us = edges[i];
+        roundtrip(&f);
+        if (edges[i] <= PL_VARINT_MOST - 2) { /* gap = edge, range = the rest down to 0 */
+            make_ack_ranges(&f, PL_VARINT_MOST, 2, 0, 0);
+            f.ack.ranges[1].largest = PL_VARINT_MOST - 2 - edges[i];
+            f.ack.ranges[1].smallest = 0;
+            roundtrip(&f);
+        }
+    }
+}
+
 /* ---- Malformed frames: a table of hand-written bytes and the reason each must get ---- */
 
 typedef struct bad_case {
@@ -1015,6 +1044,6 @@ TEST_MAIN(TEST_CASE(varint_edges), TEST_CASE(varint_rfc_examples), TEST_CASE(rec
           TEST_CASE(stored_roundtrip), TEST_CASE(stored_truncation), TEST_CASE(stored_malformed),
           TEST_CASE(lost_roundtrip), TEST_CASE(lost_truncation), TEST_CASE(lost_malformed),
           TEST_CASE(refused_roundtrip), TEST_CASE(refused_truncation), TEST_CASE(refused_malformed),
-          TEST_CASE(frames_unknown_type), TEST_CASE(frames_direction), TEST_CASE(frame_valid_rules), TEST_CASE(ack_range_counts),
+          TEST_CASE(frames_unknown_type), TEST_CASE(frames_direction), TEST_CASE(varint_fields_in_frames), TEST_CASE(frame_valid_rules), TEST_CASE(ack_range_counts),
           TEST_CASE(ack_encode_fit), TEST_CASE(payload_check_cases), TEST_CASE(reason_names),
           TEST_CASE(framing_figure), TEST_CASE(fuzz_random))
