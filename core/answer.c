@@ -26,9 +26,15 @@ void pl_run_emit(pure_link *pl, pl_run *r) {
 
 /* ---- Replies ---- */
 
+/* An ACCEPT goes only while the sender still seals in the epoch before the accepted one,
+ * and only once the memo holds the new epoch. */
+static int accept_due(const pl_run *r) {
+    return r->accept_pending && r->memo_token == 0 && r->accept_epoch == r->epoch + 1;
+}
+
 static int reply_due(const pl_run *r) {
     int ack = r->ack_pending && r->stream_state != PL_STREAM_ASKING;
-    int accept = r->accept_pending && r->memo_token == 0;
+    int accept = accept_due(r);
     return ack || accept || r->refused_notice_pending || (r->stored_pending && r->stream_state == PL_STREAM_ACCEPTED);
 }
 
@@ -90,7 +96,7 @@ int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_ad
     at = head;
     size_t cap_frames = limit - PURE_LINK_TAG_BYTES;
     pl_frame f;
-    if (r->accept_pending && r->memo_token == 0 && r->accept_epoch == r->epoch + 1) {
+    if (accept_due(r)) {
         memset(&f, 0, sizeof f);
         f.type = PL_FRAME_ACCEPT;
         f.accept.epoch = r->accept_epoch;

@@ -8,6 +8,7 @@ static int name_ok(const char *name, uint8_t *len_out) {
     if (name == NULL) return 0;
     size_t n = pl_strnlen(name, PURE_LINK_NAME_MOST + 1);
     if (n == 0 || n > PURE_LINK_NAME_MOST) return 0;
+    if (memchr(name, '\n', n) != NULL) return 0;  /* spec/wire.md: names hold no 0x00, 0x0a */
     *len_out = (uint8_t)n;
     return 1;
 }

@@ -38,7 +38,9 @@ static void on_offer(pure_link *pl, pl_run *r, const pl_frame *f, uint32_t packe
     uint32_t epoch = f->offer.epoch;
     const uint8_t *their = f->offer.public_key;
     if (epoch == r->epoch_newest && epoch > 0 && memcmp(their, r->offer_public, 32) == 0) {
-        r->accept_pending = 1;  /* our ACCEPT was lost: send it again, no new work */
+        /* Our ACCEPT was lost (the sender still seals in the epoch before): send it again,
+         * no new work.  A late copy of the OFFER after the switch needs nothing. */
+        if (r->epoch + 1 == epoch) r->accept_pending = 1;
         return;
     }
     /* Only the next epoch, offered under the current one: an old OFFER replayed can never
