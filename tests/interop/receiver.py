@@ -1,0 +1,781 @@
+#!/usr/bin/env python3
+"""receiver.py -- an independent pure-link version 1 RECEIVER over UDP, written from
+spec/ alone (protocol.md, wire.md, crypto.md).  Codec and keys are in pl_spec.py.
+
+Usage:
+  python3 tests/interop/receiver.py --port P --secret HEX64 --peer HEX64 --records N \
+      --out FILE.json [--timeout SECONDS] [--host 127.0.0.1] [--keylog FILE] [-v]
+
+--secret  the receiver's static X25519 secret key (32 B hex)
+--peer    the one wired sender static public key; wired as source '*' (any source);
+          the host accepts any input name and shape with stored mark 0 and stores each
+          record at once (in memory).
+
+Exit when N records are stored and ~0.5 s have passed since the last STORED was sent (or
+at --timeout, default 20 s); write FILE.json; exit 0 if all N records were stored.
+"""
+
+import argparse
+import bisect
+import hashlib
+import json
+import os
+import select
+import socket
+import struct
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pl_spec as pl  # noqa: E402
+
+# Local choices (protocol.md §10 "Local choices"), each within what the spec allows.
+ACK_DELAY = 0.005                  # §5: max ack delay, local (must be <= 25 ms)
+ACK_AFTER_PACKETS = 2              # §5: ACK after 2 ack-eliciting packets
+RUN_MEMORY = 16 * 1024 * 1024 + 64 * 1024   # §4.2: per run, >= 16 MiB + 8 B
+IDLE_TIME = 60.0                   # §8
+OLD_EPOCH_KEEP = 10.0              # §3: previous epoch's keys kept 10 s (spec value)
+X25519_RATE = 4.0                  # §3: per peer per second, burst 4 (local)
+X25519_BURST = 4.0
+LOST_INTERVAL = 0.1                # §7: at most one LOST per 100 ms per peer (local)
+LOST_TRIGGER_LEAST = 64            # §7: spec value
+QUIET_AFTER_STORED = 0.5           # brief: exit after ~0.5 s quiet after the last STORED
+REPLY_PN_BYTES = 4                 # wire.md §5: a receiver writes all 4 B
+
+
+def random_run():
+    """A 64-bit random run id, never 0 (protocol.md §1 says so of sender runs; we apply
+    the same to reply runs)."""
+    while True:
+        r = struct.unpack(">Q", os.urandom(8))[0]
+        if r:
+            return r
+
+
+class PnRanges:
+    """Packet numbers received in one run: disjoint inclusive ranges, ascending, pruned
+    to the replay window (protocol.md §2).  Gives the replay check and the ACK ranges."""
+
+    def __init__(self):
+        self.los = []          # range starts, ascending
+        self.his = []          # range ends
+
+    def __contains__(self, p):
+        i = bisect.bisect_right(self.los, p) - 1
+        return i >= 0 and self.his[i] >= p
+
+    def add(self, p):
+        i = bisect.bisect_right(self.los, p) - 1       # range starting at or below p
+        if i >= 0 and self.his[i] >= p:
+            return
+        if i >= 0 and self.his[i] == p - 1:
+            self.his[i] = p
+        else:
+            i += 1
+            self.los.insert(i, p)
+            self.his.insert(i, p)
+        if i + 1 < len(self.los) and self.los[i + 1] == self.his[i] + 1:   # join the next
+            self.his[i] = self.his[i + 1]
+            del self.los[i + 1], self.his[i + 1]
+
+    def prune(self, floor):
+        """Forget numbers below floor (outside the window)."""
+        while self.los and self.his[0] < floor:
+            del self.los[0], self.his[0]
+        if self.los and self.los[0] < floor:
+            self.los[0] = floor
+
+    def newest(self, count):
+        """Up to count ranges, newest (highest) first, as (lo, hi)."""
+        n = len(self.los)
+        return [(self.los[i], self.his[i]) for i in range(n - 1, max(-1, n - 1 - count), -1)]
+
+
+class Stream:
+    """The record stream of one bound run (protocol.md §4, wire.md §7).
+
+    pos      the parse boundary: the offset of the first record not yet handed over.
+             Because the host stores every record at once, this is also the delivered
+             offset D (wire.md §7) and the stored mark's offset (protocol.md §4.2).
+    buf      the bytes [pos, pos + len(buf)) that are contiguous from pos.
+    pieces   out-of-order bytes beyond the contiguous end: start offset -> bytes.
+    """
+
+    def __init__(self, base_record, base_offset, source, input_name, shape, host_mark):
+        self.source, self.input, self.shape = source, input_name, shape
+        self.next_record = base_record       # number of the record that starts at pos
+        self.pos = base_offset
+        self.buf = bytearray()
+        self.pieces = {}
+        self.highest = base_offset           # highest byte received + 1
+        self.host_mark = host_mark           # records the host already has (here 0)
+        self.delivered_records = 0           # in this binding (for the credit average)
+        self.delivered_bytes = 0             # prefix included
+        self.broken = False                  # wire.md §7: prefix above 16 MiB
+
+    def contiguous_end(self):
+        return self.pos + len(self.buf)
+
+    def held(self):
+        """protocol.md §4.2: bytes held from the stored mark to the highest byte received."""
+        return max(0, self.highest - self.pos)
+
+    def insert(self, offset, data):
+        """Add record-stream bytes at a full offset.  Bytes below what is already held
+        are duplicates; bytes beyond the run's memory are not accepted (§4.2).
+        Returns the number of new bytes taken."""
+        end = offset + len(data)
+        limit = self.pos + RUN_MEMORY
+        lo = max(offset, self.contiguous_end())
+        hi = min(end, limit)
+        if lo >= hi:
+            return 0
+        chunk = data[lo - offset:hi - offset]
+        self.highest = max(self.highest, hi)
+        if lo == self.contiguous_end():
+            self.buf += chunk
+            self._merge()
+        else:
+            old = self.pieces.get(lo)
+            if old is None or len(old) < len(chunk):
+                self.pieces[lo] = chunk
+        return len(chunk)
+
+    def _merge(self):
+        """Move out-of-order pieces that now touch the contiguous end into buf."""
+        while self.pieces:
+            cend = self.contiguous_end()
+            ready = [s for s in self.pieces if s <= cend]
+            if not ready:
+                return
+            for s in sorted(ready):
+                piece = self.pieces.pop(s)
+                cend = self.contiguous_end()
+                if s + len(piece) > cend:
+                    self.buf += piece[cend - s:]
+
+    def take_records(self):
+        """Parse whole records from the boundary (wire.md §7): varint length, bytes.
+        Returns a list of (record number, bytes) to hand to the host, in order."""
+        out = []
+        while not self.broken:
+            pv = pl.varint_peek(self.buf, 0)
+            if pv is None:
+                break
+            length, plen = pv
+            if length > pl.RECORD_MOST:
+                # wire.md §7: malformed prefix -- stop reading this run's stream
+                self.broken = True
+                break
+            if len(self.buf) < plen + length:
+                break
+            rec = bytes(self.buf[plen:plen + length])
+            del self.buf[:plen + length]
+            self.pos += plen + length
+            number = self.next_record
+            self.next_record += 1
+            self.delivered_records += 1
+            self.delivered_bytes += plen + length
+            if number >= self.host_mark:     # §4.2: never hand over below the host's mark
+                out.append((number, rec))
+        return out
+
+    def stored_count(self):
+        """STORED 'stored': records of the run stored = the next record number to store."""
+        return max(self.next_record, self.host_mark)
+
+    def credit(self):
+        """protocol.md §4.2 'Credit': room / average, clamped to 1..65,536; 1,024 before
+        any delivery.  room = run memory - bytes held; average = bytes per record
+        (prefix included) of all records delivered in this binding.  Integer division
+        (the spec does not say how to round; floor is assumed)."""
+        if self.delivered_records == 0:
+            return pl.CREDIT_BEFORE_DELIVERY
+        room = max(0, RUN_MEMORY - self.held())
+        c = room * self.delivered_records // self.delivered_bytes if self.delivered_bytes else \
+            pl.CREDIT_MOST
+        return min(pl.CREDIT_MOST, max(pl.CREDIT_LEAST, c))
+
+
+class Run:
+    """Receiver state of one sender run (one run slot, protocol.md §8)."""
+
+    def __init__(self, run_id, now):
+        self.run = run_id
+        self.created = now
+        self.last_heard = now
+        # Epochs (protocol.md §3, crypto.md §6-§7)
+        self.secrets = {}            # epoch -> E(n) (epoch 0 is filled at creation)
+        self.data_keys = {}          # epoch -> PacketKey (sender -> receiver)
+        self.reply_keys = {}         # epoch -> PacketKey (receiver -> sender)
+        self.current = 0             # the highest epoch a packet has been received in
+        self.wipes = []              # [(deadline, epoch)] previous epochs to wipe
+        self.accepted = None         # (epoch, offer_public, accept_public) last accepted
+        self.accept_queued = False   # ACCEPT to put into the next reply
+        self.live = False            # §4.2: a packet of epoch >= 1 has opened
+        # Packet numbers (protocol.md §2, wire.md §5)
+        self.largest = None
+        self.largest_time = now
+        self.received = PnRanges()   # packet numbers in the replay window
+        # Acknowledgements (§5)
+        self.unacked_eliciting = 0
+        self.ack_due = None
+        # Replies
+        self.reply_pn = 0
+        # Address (§6)
+        self.addr = None
+        self.validated = False
+        self.token = None
+        self.bytes_in = 0
+        self.bytes_out = 0
+        self.amplification_blocked = False
+        # Stream (§4)
+        self.stream = None
+
+
+class Receiver:
+    def __init__(self, sock, secret, peer_public, goal, verbose=False, keylog=None):
+        self.sock = sock
+        self.secret = secret
+        self.public = pl.x25519_public(secret)
+        self.peer = peer_public
+        self.peer_kid = pl.key_id(peer_public)
+        # crypto.md §3: an all-zero S -> the receiver refuses to wire the peer
+        self.e0 = pl.epoch0_secret(pl.static_shared(secret, peer_public))
+        self.reply_run = random_run()                  # protocol.md §1
+        self.runs = {}                                 # run id -> Run (slots of our peer)
+        self.goal = goal
+        self.verbose = verbose
+        self.keylog = keylog
+        self.x_tokens = X25519_BURST
+        self.x_last = None
+        self.last_lost = -1e9
+        # results
+        self.records = []                              # (run, number, bytes)
+        self.opened = 0
+        self.failed = 0
+        self.opened_by_epoch = {}
+        self.epoch1_secret = None
+        self.last_stored_sent = None                   # time of the last reply with STORED
+        self.last_stored_total = 0                     # records stored when it was sent
+        self.counters = {}
+        self.notes = []
+
+    # ------------------------------------------------------------------ helpers
+    def count(self, name, n=1):
+        self.counters[name] = self.counters.get(name, 0) + n
+
+    def log(self, msg):
+        if self.verbose:
+            sys.stderr.write("[receiver %.3f] %s\n" % (time.monotonic(), msg))
+
+    def note(self, msg):
+        if msg not in self.notes:
+            self.notes.append(msg)
+            self.log("note: " + msg)
+
+    def write_keylog(self, run, epoch, secret):
+        if self.keylog:
+            with open(self.keylog, "a") as f:
+                f.write(pl.keylog_line(self.peer, self.public, run.run, epoch, secret))
+
+    def secret_of(self, run, epoch):
+        return run.secrets.get(epoch)
+
+    def data_key(self, run, epoch):
+        """crypto.md §7 data key of (run, epoch), derived once per epoch."""
+        k = run.data_keys.get(epoch)
+        if k is None and epoch in run.secrets:
+            k = pl.data_key(run.secrets[epoch], self.peer, self.public, run.run, epoch)
+            run.data_keys[epoch] = k
+        return k
+
+    def reply_key(self, run, epoch):
+        """crypto.md §7 reply key of (run, our reply run, epoch)."""
+        k = run.reply_keys.get(epoch)
+        if k is None and epoch in run.secrets:
+            k = pl.reply_key(run.secrets[epoch], self.peer, self.public, run.run,
+                             self.reply_run, epoch)
+            run.reply_keys[epoch] = k
+        return k
+
+    def x25519_allowed(self, now):
+        """protocol.md §3: X25519 at most 4 times per second per peer, burst 4."""
+        if self.x_last is not None:
+            self.x_tokens = min(X25519_BURST,
+                                self.x_tokens + max(0.0, now - self.x_last) * X25519_RATE)
+        self.x_last = now
+        if self.x_tokens >= 1.0:
+            self.x_tokens -= 1.0
+            return True
+        return False
+
+    def stored_total(self):
+        return len(self.records)
+
+    # ------------------------------------------------------------------ run slots
+    def take_slot(self, run_id, now):
+        """protocol.md §8: a packet of a new run takes the slot of the peer's
+        longest-quiet run if that one is idle; otherwise a new slot while fewer than 64
+        are held; a 65th live slot -> drop without an answer (returns None)."""
+        if self.runs:
+            quiet = min(self.runs.values(), key=lambda r: r.last_heard)
+            if now - quiet.last_heard >= IDLE_TIME:
+                del self.runs[quiet.run]
+                self.count("slots_reused")
+                return self._new_run(run_id, now)
+        if len(self.runs) < pl.RUN_SLOTS_PER_PEER:
+            return self._new_run(run_id, now)
+        self.count("slots_full_dropped")
+        return None
+
+    def _new_run(self, run_id, now):
+        r = Run(run_id, now)
+        r.secrets[0] = self.e0
+        self.runs[run_id] = r
+        return r
+
+    # ------------------------------------------------------------------ input
+    def handle_datagram(self, data, addr, now):
+        self.count("datagrams")
+        # wire.md §2-§3: the clear header and the size rules
+        try:
+            h = pl.parse_header(data)
+        except pl.Malformed as e:
+            self.count("malformed_header_" + e.reason)
+            self.failed += 1
+            return
+        if h.reply:
+            # A receiver takes sender packets only (R = 0).
+            self.count("reply_packet_ignored")
+            self.failed += 1
+            return
+        # crypto.md §4: the key id names at most one wired key; ours is the only one.
+        if h.key_id != self.peer_kid:
+            self.count("unknown_key_id")
+            self.failed += 1
+            return
+        run = self.runs.get(h.run)
+        body = data[h.length:]
+        if run is None:
+            if h.E != 0:
+                # protocol.md §7: a wired key, no state for the run, epoch != 0
+                self.count("no_state_for_run")
+                self.failed += 1
+                self.maybe_lost(h, len(data), addr, now)
+                return
+            # Epoch 0 of a run never seen: keys from wiring alone (wire.md §4 "Why").
+            epoch = 0
+            key = pl.data_key(self.e0, self.peer, self.public, h.run, 0)
+            pn = pl.recover_pn(None, h.pn_trunc, h.pn_len)
+        else:
+            epoch = pl.recover_epoch(h.E, run.current)       # wire.md §4
+            key = self.data_key(run, epoch)
+            if key is None:
+                self.count("no_key_for_epoch")
+                self.failed += 1
+                return
+            pn = pl.recover_pn(run.largest, h.pn_trunc, h.pn_len)   # wire.md §5
+        # crypto.md §8: open with the header as associated data, before any use
+        plaintext = key.open(h.raw, body, pn)
+        if plaintext is None:
+            self.count("dropped_auth")
+            self.failed += 1
+            return
+        self.opened += 1
+        k = str(epoch)
+        self.opened_by_epoch[k] = self.opened_by_epoch.get(k, 0) + 1
+
+        # protocol.md §2: replay window of 2,048 below the largest, packet age 2^19
+        if run is not None and run.largest is not None:
+            if pn in run.received:
+                self.count("replay_dropped")
+                return
+            if run.largest - pn >= pl.REPLAY_WINDOW or run.largest - pn >= pl.PN_AGE_MOST:
+                self.count("too_old_dropped")
+                return
+        # wire.md §6: the payload is checked whole before any frame acts
+        try:
+            frames = pl.decode_frames(plaintext, reply=False)
+        except pl.Malformed as e:
+            self.count("malformed_payload_" + e.reason)
+            return
+
+        if run is None:
+            run = self.take_slot(h.run, now)
+            if run is None:
+                return
+            self.log("new run %016x from %s" % (h.run, addr))
+            self.write_keylog(run, 0, self.e0)
+            run.data_keys[0] = key
+
+        self.process(run, h, epoch, pn, frames, len(data), addr, now)
+
+    def process(self, run, h, epoch, pn, frames, size, addr, now):
+        """protocol.md §2-§6 for one authentic, fresh, well-formed sender packet."""
+        run.last_heard = now
+        prev_largest = run.largest
+        # Packet number bookkeeping and ordering (§2, §5)
+        highest = prev_largest is None or pn > prev_largest
+        out_of_order = (prev_largest is not None and pn != prev_largest + 1) or \
+            (prev_largest is None and pn != 0)
+        run.received.add(pn)
+        if highest:
+            run.largest = pn
+            run.largest_time = now
+            run.received.prune(pn - pl.REPLAY_WINDOW + 1)
+        if out_of_order:
+            self.count("out_of_order")
+
+        # Address (§6): taken from the first authentic packet; moves only on the
+        # highest-numbered authentic packet; a new address starts unvalidated.
+        if run.addr is None or (addr != run.addr and highest):
+            if run.addr is not None:
+                self.count("address_moved")
+                self.log("run %016x moves %s -> %s" % (run.run, run.addr, addr))
+            run.addr = addr
+            run.validated = False
+            run.token = os.urandom(pl.TOKEN_BYTES)
+            run.bytes_in = 0
+            run.bytes_out = 0
+        if addr == run.addr:
+            run.bytes_in += size          # amplification: bytes received from the address
+            run.amplification_blocked = False
+
+        # Epochs (§3): reply in the highest epoch received; keep the previous epoch's keys
+        # 10 s after the first packet of the new one.
+        if epoch > run.current:
+            self.log("run %016x enters epoch %d" % (run.run, epoch))
+            for e in list(run.secrets):
+                if e < epoch:
+                    run.wipes.append((now + OLD_EPOCH_KEEP, e))
+            run.current = epoch
+        if epoch >= 1 and not run.live:
+            run.live = True               # §4.2: the run is proven live
+
+        # Frames.  STREAM frames act first so that record bytes in the same packet find
+        # the binding whatever the frame order (the spec does not fix an order).
+        for t, f in frames:
+            if t == pl.STREAM:
+                self.on_stream(run, f)
+        for t, f in frames:
+            if t in (pl.RECORDS, pl.RECORD):
+                self.on_record_bytes(run, f)
+            elif t == pl.OFFER:
+                self.on_offer(run, epoch, f, now)
+            elif t == pl.RESPONSE:
+                if (not run.validated and addr == run.addr and run.token is not None
+                        and f["token"] == run.token):
+                    run.validated = True
+                    self.log("run %016x address %s validated" % (run.run, addr))
+            # PING and PADDING: nothing beyond the ACK.
+        self.deliver(run)
+
+        # §5: every sender packet is ack-eliciting.  ACK after 2, at once out of order,
+        # else within the ack delay.  An ACCEPT goes out at once too.
+        run.unacked_eliciting += 1
+        if run.unacked_eliciting >= ACK_AFTER_PACKETS or out_of_order or run.accept_queued \
+                or prev_largest is None:
+            self.send_reply(run, now)
+        elif run.ack_due is None:
+            run.ack_due = now + ACK_DELAY
+
+    def on_stream(self, run, f):
+        """protocol.md §4, §4.1: bind an unbound run.  Wiring: our one peer may send as
+        any source ('*').  Host: accepts any input and shape, stored mark 0."""
+        if run.stream is not None:
+            s = run.stream
+            if (f["source"], f["input"], f["shape"]) != (s.source, s.input, s.shape):
+                self.count("stream_changed_on_bound_run")
+                self.note("a STREAM with other names/shape arrived on a bound run; ignored")
+            else:
+                self.count("stream_repeated")
+            return
+        run.stream = Stream(f["base_record"], f["base_offset"], f["source"], f["input"],
+                            f["shape"], host_mark=0)
+        self.log("run %016x bound: source=%r input=%r shape=%016x base=%d@%d" % (
+            run.run, f["source"], f["input"], f["shape"], f["base_record"], f["base_offset"]))
+
+    def on_record_bytes(self, run, f):
+        """RECORDS / RECORD (wire.md §6.3-6.4, §7): recover the full offset nearest the
+        delivered offset D, keep the bytes within the run's memory."""
+        s = run.stream
+        if s is None:
+            self.count("record_bytes_unbound")        # §4: dropped; ACK flag stream unknown
+            return
+        if s.broken:
+            return
+        offset = pl.recover_offset(s.pos, f["offset32"])
+        got = s.insert(offset, f["data"])
+        if got == 0:
+            self.count("fragments_without_new_bytes")
+
+    def on_offer(self, run, epoch, f, now):
+        """protocol.md §3, crypto.md §6: answer an OFFER for epoch n+1 made under epoch n
+        with a fresh key pair and ACCEPT (sealed in the reply epoch)."""
+        n1 = f["epoch"]
+        offer_pub = f["public"]
+        if n1 != epoch + 1:
+            self.count("offer_not_next_epoch")
+            return
+        acc = run.accepted
+        if acc is not None and acc[0] == n1 and acc[1] == offer_pub:
+            run.accept_queued = True          # repeated OFFER: same ACCEPT, no key work
+            self.count("offer_repeated")
+            return
+        if epoch != run.current:
+            # An OFFER under an older epoch that is not the one just accepted.
+            self.count("offer_under_old_epoch")
+            return
+        prev = run.secrets.get(epoch)
+        if prev is None:
+            self.count("offer_no_secret")
+            return
+        if not self.x25519_allowed(now):
+            self.count("x25519_rate_limited")
+            return
+        eph = os.urandom(32)
+        accept_pub = pl.x25519_public(eph)
+        try:
+            dh = pl.x25519(eph, offer_pub)
+        except pl.ZeroOutput:
+            self.count("offer_zero_dh")          # crypto.md §9: ignored, no epoch made
+            return
+        finally:
+            eph = None                            # "wipe" (best effort in Python)
+        secret = pl.next_epoch_secret(prev, dh, offer_pub, accept_pub, n1)
+        if acc is not None and acc[0] == n1:
+            # A new offer (new key) for an epoch we accepted but in which no packet has
+            # arrived yet: the new answer replaces the old one (see README).
+            self.count("offer_replaced")
+        run.secrets[n1] = secret
+        run.data_keys.pop(n1, None)
+        run.reply_keys.pop(n1, None)
+        run.accepted = (n1, offer_pub, accept_pub)
+        run.accept_queued = True
+        self.count("epochs_derived")
+        self.log("run %016x: epoch %d derived" % (run.run, n1))
+        if n1 == 1 and self.epoch1_secret is None:
+            self.epoch1_secret = secret.hex()
+        self.write_keylog(run, n1, secret)
+
+    def deliver(self, run):
+        """protocol.md §4.2: hand records over in order once the run is live; the host
+        stores each at once (in memory)."""
+        s = run.stream
+        if s is None or not run.live:
+            return
+        for number, rec in s.take_records():
+            self.records.append((run.run, number, rec))
+        if s.broken:
+            self.note("run %016x: record prefix above 16 MiB; stream reading stopped" % run.run)
+
+    # ------------------------------------------------------------------ LOST
+    def maybe_lost(self, h, size, addr, now):
+        """protocol.md §7: MAY answer with LOST -- only a datagram >= 64 B, at most one
+        per 100 ms per peer, sealed in epoch 0 with the reply key of (peer, run) under a
+        fresh random reply run with packet number 0 (1 B)."""
+        if size < LOST_TRIGGER_LEAST or now - self.last_lost < LOST_INTERVAL:
+            return
+        self.last_lost = now
+        fresh = random_run()
+        key = pl.reply_key(self.e0, self.peer, self.public, h.run, fresh, 0)
+        header = pl.reply_header(0, h.run, fresh, 0, 1)
+        pkt = key.seal(header, pl.enc_lost(h.E), 0)
+        self.sock.sendto(pkt, addr)
+        self.count("lost_sent")
+        self.log("LOST for run %016x field %d to %s (%d B)" % (h.run, h.E, addr, len(pkt)))
+
+    # ------------------------------------------------------------------ replies
+    def ack_frame(self, run, now):
+        """wire.md §6.10: ranges newest first, at most 33."""
+        ranges = run.received.newest(pl.ACK_RANGES_MOST + 1)
+        delay_us = max(0, int((now - run.largest_time) * 1e6))
+        return pl.enc_ack(ranges, delay_us, run.stream is None)
+
+    def send_reply(self, run, now):
+        """Build, seal and send one reply of the run: ACK, STORED, ACCEPT, CHALLENGE.
+        Sealed in the highest epoch a packet was received in (§3), with 4 B packet
+        numbers (wire.md §5), within the 3x amplification limit before validation (§6)."""
+        run.ack_due = None
+        if run.largest is None or run.addr is None:
+            return
+        frames = [self.ack_frame(run, now)]
+        stored = None
+        if run.stream is not None:
+            stored = run.stream.stored_count()
+            frames.append(pl.enc_stored(stored, run.stream.credit()))
+        accept_sent = False
+        if run.accept_queued and run.accepted is not None:
+            n1, offer_pub, accept_pub = run.accepted
+            frames.append(pl.enc_accept(n1, offer_pub[:pl.ECHO_BYTES], accept_pub))
+            accept_sent = True
+        if not run.validated:
+            frames.append(pl.enc_challenge(run.token))
+        key = self.reply_key(run, run.current)
+        if key is None:
+            self.count("no_reply_key")
+            return
+        header = pl.reply_header(run.current, run.run, self.reply_run, run.reply_pn,
+                                 REPLY_PN_BYTES)
+        pkt = key.seal(header, b"".join(frames), run.reply_pn)
+        if len(pkt) > pl.DATAGRAM_MOST:
+            self.count("reply_too_long")
+            return
+        if not run.validated and run.bytes_out + len(pkt) > pl.AMPLIFICATION * run.bytes_in:
+            # §6: wait for more bytes from the address (or its RESPONSE)
+            run.amplification_blocked = True
+            self.count("amplification_blocked")
+            return
+        try:
+            self.sock.sendto(pkt, run.addr)
+        except OSError as e:
+            self.count("send_error")
+            self.note("sendto failed: %s" % e)
+            return
+        run.reply_pn += 1
+        run.bytes_out += len(pkt)
+        run.unacked_eliciting = 0
+        if accept_sent:
+            run.accept_queued = False
+        self.count("replies_sent")
+        if stored is not None:
+            self.last_stored_sent = now
+            self.last_stored_total = self.stored_total()
+
+    # ------------------------------------------------------------------ timers
+    def timers(self, now):
+        """Due ACKs and the wiping of old epochs; returns the next deadline."""
+        nxt = now + 0.05
+        for run in list(self.runs.values()):
+            if run.ack_due is not None:
+                if now >= run.ack_due:
+                    self.send_reply(run, now)
+                else:
+                    nxt = min(nxt, run.ack_due)
+            if run.wipes:
+                keep = []
+                for deadline, e in run.wipes:
+                    if now >= deadline and e < run.current:
+                        run.secrets.pop(e, None)
+                        run.data_keys.pop(e, None)
+                        run.reply_keys.pop(e, None)
+                        self.log("run %016x: epoch %d keys wiped" % (run.run, e))
+                    else:
+                        keep.append((deadline, e))
+                        nxt = min(nxt, deadline)
+                run.wipes = keep
+        return nxt
+
+    def done(self, now):
+        return (self.stored_total() >= self.goal and self.last_stored_sent is not None
+                and self.last_stored_total >= self.goal
+                and now - self.last_stored_sent >= QUIET_AFTER_STORED)
+
+    # ------------------------------------------------------------------ results
+    def result(self):
+        c = self.counters
+        for name, text in (
+                ("dropped_auth", "%d datagrams did not authenticate"),
+                ("no_key_for_epoch", "%d packets named an epoch we have no keys for"),
+                ("no_state_for_run", "%d packets of unknown runs in epoch != 0"),
+                ("lost_sent", "%d LOST notices sent"),
+                ("replay_dropped", "%d replayed packets dropped"),
+                ("too_old_dropped", "%d packets below the replay window dropped"),
+                ("amplification_blocked", "%d replies held back by the 3x limit"),
+                ("x25519_rate_limited", "%d OFFERs not answered (X25519 rate)"),
+                ("record_bytes_unbound", "%d record frames for unbound runs dropped")):
+            if c.get(name):
+                self.note(text % c[name])
+        for k, v in c.items():
+            if k.startswith("malformed_"):
+                self.note("%d packets malformed (%s)" % (v, k))
+        h = hashlib.sha256()
+        for _, _, rec in self.records:
+            h.update(rec)
+        return {
+            "records_stored": self.stored_total(),
+            "records_sha256": h.hexdigest(),
+            "record_lengths": [len(rec) for _, _, rec in self.records],
+            "packets_opened": self.opened,
+            "packets_failed": self.failed,
+            "opened_by_epoch": dict(sorted(self.opened_by_epoch.items(), key=lambda kv:
+                                           int(kv[0]))),
+            "epoch1_secret": self.epoch1_secret,
+            "notes": self.notes,
+            "counters": dict(sorted(self.counters.items())),
+            "runs": ["%016x" % r for r in self.runs],
+            "reply_run": "%016x" % self.reply_run,
+        }
+
+
+def main():
+    ap = argparse.ArgumentParser(description="pure-link v1 independent receiver")
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--secret", required=True, help="receiver static secret, 64 hex")
+    ap.add_argument("--peer", required=True, help="wired sender static public key, 64 hex")
+    ap.add_argument("--records", type=int, required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("--keylog", help="append PURE_LINK_EPOCH lines (keylog.md) here")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    a = ap.parse_args()
+
+    secret = bytes.fromhex(a.secret)
+    peer = bytes.fromhex(a.peer)
+    if len(secret) != 32 or len(peer) != 32:
+        sys.exit("--secret and --peer must be 32 bytes (64 hex digits)")
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 * 1024 * 1024)
+    except OSError:
+        pass
+    sock.bind((a.host, a.port))
+    sock.setblocking(False)
+    try:
+        rx = Receiver(sock, secret, peer, a.records, a.verbose, a.keylog)
+    except pl.ZeroOutput:
+        sys.exit("static shared secret is all zero: peer refused (crypto.md §3)")
+    rx.log("listening on %s:%d, public %s, reply run %016x" % (
+        a.host, a.port, rx.public.hex(), rx.reply_run))
+
+    start = time.monotonic()
+    deadline = start + a.timeout
+    while True:
+        now = time.monotonic()
+        if rx.done(now):
+            break
+        if now >= deadline:
+            rx.note("timeout after %.1f s" % a.timeout)
+            break
+        nxt = min(rx.timers(now), deadline)
+        if rx.stored_total() >= rx.goal and rx.last_stored_sent is not None:
+            nxt = min(nxt, rx.last_stored_sent + QUIET_AFTER_STORED)
+        wait = max(0.0, nxt - time.monotonic())
+        r, _, _ = select.select([sock], [], [], wait)
+        if r:
+            for _ in range(256):
+                try:
+                    data, addr = sock.recvfrom(65535)
+                except (BlockingIOError, InterruptedError):
+                    break
+                except ConnectionRefusedError:
+                    continue
+                rx.handle_datagram(data, addr, time.monotonic())
+        rx.timers(time.monotonic())
+
+    res = rx.result()
+    with open(a.out, "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+    ok = res["records_stored"] >= a.records
+    sys.stderr.write("receiver: %d/%d records stored, %d opened, %d failed, epochs %s\n" % (
+        res["records_stored"], a.records, res["packets_opened"], res["packets_failed"],
+        res["opened_by_epoch"]))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

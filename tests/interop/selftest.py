@@ -1,0 +1,679 @@
+#!/usr/bin/env python3
+"""selftest.py -- exercise receiver.py and pcap_open.py without the real implementation.
+
+A minimal pure-link SENDER, written here from spec/ like the rest of this directory,
+sends records to receiver.py (run as a subprocess) through an impaired path (loss both
+ways, reordering, duplicates, forged and replayed datagrams, an address move, an epoch-2
+rekey).  Everything on the path is written to pcap files and a key log, which pcap_open.py
+must then open.  The sender shares the author's reading of the spec, so this checks the
+machinery -- not the reading; the interop runs against the real sender do that.
+
+Usage: python3 tests/interop/selftest.py [--records N] [--loss P] [--seed S] [--keep DIR]
+Exit 0 when every scenario passes.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import select
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import pl_spec as pl  # noqa: E402
+
+
+# --------------------------------------------------------------------------------------
+# pcap writing (link types 101 raw IPv4 and 1 Ethernet; little- or big-endian)
+# --------------------------------------------------------------------------------------
+def ip_udp(src, dst, payload):
+    """An IPv4 + UDP packet around payload (checksums computed for the IP header)."""
+    (sip, sport), (dip, dport) = src, dst
+    udp = struct.pack(">HHHH", sport, dport, 8 + len(payload), 0) + payload
+    ihdr = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                       socket.inet_aton(sip), socket.inet_aton(dip))
+    s = sum(struct.unpack(">10H", ihdr))
+    s = (s & 0xFFFF) + (s >> 16)
+    s = (s & 0xFFFF) + (s >> 16)
+    ihdr = ihdr[:10] + struct.pack(">H", ~s & 0xFFFF) + ihdr[12:]
+    return ihdr + udp
+
+
+def write_pcap(path, items, linktype=101, endian="<", nano=False):
+    magic = 0xA1B23C4D if nano else 0xA1B2C3D4
+    with open(path, "wb") as f:
+        f.write(struct.pack(endian + "IHHiIII", magic, 2, 4, 0, 0, 65535, linktype))
+        for ts, src, dst, payload in items:
+            pkt = ip_udp(src, dst, payload)
+            if linktype == 1:
+                pkt = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + pkt
+            sec = int(ts)
+            frac = int((ts - sec) * (1e9 if nano else 1e6))
+            f.write(struct.pack(endian + "IIII", sec, frac, len(pkt), len(pkt)))
+            f.write(pkt)
+
+
+# --------------------------------------------------------------------------------------
+# A minimal sender (protocol.md §3-§6 from the sender's side)
+# --------------------------------------------------------------------------------------
+class MiniSender:
+    def __init__(self, rx_addr, rx_public, secret, records, rng, loss, migrate, rekey,
+                 keylog, log):
+        self.rng = rng
+        self.loss = loss
+        self.rx_addr = rx_addr
+        self.rpub = rx_public
+        self.secret = secret
+        self.spub = pl.x25519_public(secret)
+        self.kid = pl.key_id(self.spub)
+        self.run = struct.unpack(">Q", os.urandom(8))[0] | 1
+        self.socks = [self._sock(), self._sock()]
+        self.sock_i = 0
+        self.migrate = migrate
+        self.rekey = rekey
+        self.keylog = keylog
+        self.log = log
+        self.capture = []           # what went on the wire: (ts, src, dst, payload)
+        self.dirty = []             # forged datagrams (kept out of the clean capture)
+        # keys
+        self.secrets = {0: pl.epoch0_secret(pl.static_shared(secret, rx_public))}
+        self._log_epoch(0)
+        self.epoch = 0              # epoch we seal in
+        self.offer = None           # (epoch, eph secret, eph public) while offering
+        self._new_offer(1)
+        # packet numbers
+        self.pn = 0
+        self.acked_largest = None
+        self.inflight = {}          # pn -> dict(time, pieces, stream, response, offer, data)
+        self.reply_seen = {}        # reply_run -> set of pns (replay window, simplified)
+        self.reply_largest = {}
+        self.reply_keys = {}
+        # stream
+        self.stream = b"".join(pl.varint_encode(len(r)) + r for r in records)
+        self.starts = []
+        o = 0
+        for r in records:
+            self.starts.append(o)
+            o += len(pl.varint_encode(len(r))) + len(r)
+        self.nrec = len(records)
+        self.stored = 0             # S: highest STORED count heard
+        self.credit = pl.CREDIT_BEFORE_DELIVERY
+        self.sent_end = 0           # highest stream offset sent + 1
+        self.resend = []            # ranges (off, end) to send again
+        self.need_stream = True
+        self.response = None        # token to echo
+        self.last_progress = time.monotonic()
+        self.sent_packets = 0
+        self.first_packets = []     # epoch-0 datagrams (for a replay later)
+        self.held = None            # a datagram held back for reordering
+
+    def _sock(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        s.setblocking(False)
+        return s
+
+    def _log_epoch(self, n):
+        with open(self.keylog, "a") as f:
+            f.write(pl.keylog_line(self.spub, self.rpub, self.run, n, self.secrets[n]))
+
+    def _new_offer(self, n):
+        eph = os.urandom(32)
+        self.offer = (n, eph, pl.x25519_public(eph))
+
+    def stored_off(self):
+        return self.starts[self.stored] if self.stored < self.nrec else len(self.stream)
+
+    def credit_end(self):
+        k = self.stored + self.credit
+        return self.starts[k] if k < self.nrec else len(self.stream)
+
+    # -- sending --------------------------------------------------------------------
+    def wire_send(self, dgram, now):
+        """The impaired path, sender -> receiver: loss, reordering, duplicates."""
+        sock = self.socks[self.sock_i]
+        src = sock.getsockname()
+        if self.rng.random() < self.loss:
+            return
+        if self.held is None and self.rng.random() < self.loss / 2:
+            self.held = (dgram, sock)          # send it after the next one
+            return
+        sock.sendto(dgram, self.rx_addr)
+        self.capture.append((time.time(), src, self.rx_addr, dgram))
+        if self.rng.random() < self.loss / 3:  # network duplicate (a replay)
+            sock.sendto(dgram, self.rx_addr)
+            self.capture.append((time.time(), src, self.rx_addr, dgram))
+        if self.held is not None:
+            d, s2 = self.held
+            self.held = None
+            s2.sendto(d, self.rx_addr)
+            self.capture.append((time.time(), s2.getsockname(), self.rx_addr, d))
+
+    def build_packet(self, now):
+        """One sender packet; returns False when there is nothing to send."""
+        pn = self.pn
+        L = pl.pn_length(pn, self.acked_largest)
+        room = pl.DATAGRAM_MOST - (14 + L) - pl.TAG_BYTES
+        frames = []
+        info = {"time": now, "pieces": [], "stream": False, "response": None,
+                "offer": None, "data": False}
+        if self.offer is not None and (self.epoch == self.offer[0] - 1):
+            frames.append(pl.enc_offer(self.offer[0], self.offer[2]))
+            info["offer"] = self.offer[0]
+        if self.response is not None:
+            frames.append(pl.enc_response(self.response))
+            info["response"] = self.response
+        used = sum(map(len, frames))
+        pieces = []
+        limit = self.credit_end()
+        stream_frame = pl.enc_stream(self.stored, self.stored_off(), 0x5E1F7E57, b"selftest",
+                                     b"interop")
+        if self.need_stream:
+            used += len(stream_frame)
+        # resends first, then new bytes, within the credit (protocol.md §4.2)
+        while room - used > 8:
+            if self.resend:
+                off, end = self.resend[0]
+                off = max(off, self.stored_off())
+                if off >= end:
+                    self.resend.pop(0)
+                    continue
+            elif self.sent_end < min(limit, len(self.stream)):
+                off, end = self.sent_end, min(limit, len(self.stream))
+            else:
+                break
+            n = min(end - off, room - used - 7)
+            pieces.append((off, self.stream[off:off + n]))
+            used += 7 + n
+            if self.resend and off + n >= self.resend[0][1]:
+                self.resend.pop(0)
+            elif self.resend:
+                self.resend[0] = (off + n, self.resend[0][1])
+            else:
+                self.sent_end = off + n
+        if pieces and self.need_stream:
+            frames.insert(0, stream_frame)
+            info["stream"] = True
+        for i, (off, data) in enumerate(pieces):
+            last = i == len(pieces) - 1
+            frames.append(pl.enc_records(off, data) if last else pl.enc_record(off, data))
+            info["pieces"].append((off, off + len(data)))
+            info["data"] = True
+        if not frames:
+            return False
+        header = pl.sender_header(self.epoch, self.kid, self.run, pn, L)
+        key = pl.data_key(self.secrets[self.epoch], self.spub, self.rpub, self.run, self.epoch)
+        dgram = key.seal(header, b"".join(frames), pn)
+        self.inflight[pn] = info
+        self.pn += 1
+        self.sent_packets += 1
+        if self.epoch == 0:
+            self.first_packets.append(dgram)
+        self.wire_send(dgram, now)
+        return True
+
+    def send_ping(self, now):
+        pn = self.pn
+        L = pl.pn_length(pn, self.acked_largest)
+        header = pl.sender_header(self.epoch, self.kid, self.run, pn, L)
+        key = pl.data_key(self.secrets[self.epoch], self.spub, self.rpub, self.run, self.epoch)
+        frames = [pl.enc_ping(), pl.enc_padding(3)]
+        if self.response is not None:
+            frames.append(pl.enc_response(self.response))
+        self.inflight[pn] = {"time": now, "pieces": [], "stream": False,
+                             "response": self.response, "offer": None, "data": False}
+        self.pn += 1
+        self.wire_send(key.seal(header, b"".join(frames), pn), now)
+
+    # -- receiving ------------------------------------------------------------------
+    def on_reply(self, dgram, via, now):
+        if self.rng.random() < self.loss:            # the impaired path, replies
+            return
+        self.capture.append((time.time(), self.rx_addr, via.getsockname(), dgram))
+        h = pl.parse_header(dgram)
+        if not h.reply or h.run != self.run:
+            return
+        largest = self.reply_largest.get(h.reply_run)
+        pn = pl.recover_pn(largest, h.pn_trunc, h.pn_len)
+        epoch = pl.recover_epoch(h.E, self.epoch)
+        if epoch not in self.secrets:
+            self.log("reply in unknown epoch %d" % epoch)
+            return
+        ck = (h.reply_run, epoch)
+        if ck not in self.reply_keys:
+            self.reply_keys[ck] = pl.reply_key(self.secrets[epoch], self.spub, self.rpub,
+                                               self.run, h.reply_run, epoch)
+        pt = self.reply_keys[ck].open(h.raw, dgram[h.length:], pn)
+        if pt is None:
+            self.log("reply failed to open (epoch %d pn %d)" % (epoch, pn))
+            return
+        seen = self.reply_seen.setdefault(h.reply_run, set())
+        if pn in seen:
+            return
+        seen.add(pn)
+        if largest is None or pn > largest:
+            self.reply_largest[h.reply_run] = pn
+        for t, f in pl.decode_frames(pt, reply=True):
+            if t == pl.ACK:
+                self.on_ack(f, now)
+            elif t == pl.STORED:
+                if f["stored"] > self.stored or f["stored"] == self.stored:
+                    if f["stored"] > self.stored:
+                        self.last_progress = now
+                    self.stored = min(f["stored"], self.nrec)
+                    self.credit = f["credit"]
+            elif t == pl.ACCEPT:
+                self.on_accept(f)
+            elif t == pl.CHALLENGE:
+                self.response = f["token"]
+            elif t == pl.LOST:
+                self.log("LOST received (not handled by the mini sender)")
+            elif t == pl.REFUSED:
+                self.log("REFUSED %d" % f["reason"])
+
+    def on_ack(self, f, now):
+        acked = set()
+        for lo, hi in f["ranges"]:
+            for p in list(self.inflight):
+                if lo <= p <= hi:
+                    acked.add(p)
+        if self.acked_largest is None or f["largest"] > self.acked_largest:
+            self.acked_largest = f["largest"]
+        for p in acked:
+            info = self.inflight.pop(p)
+            if info["stream"]:
+                self.need_stream = False
+            if info["response"] is not None and info["response"] == self.response:
+                self.response = None
+        if f["stream_unknown"]:
+            self.need_stream = True
+            self.resend = [(self.stored_off(), self.sent_end)]
+        # loss: 3 packets below the largest acknowledged
+        for p in sorted(self.inflight):
+            if p + 3 <= f["largest"]:
+                self.declare_lost(p)
+
+    def declare_lost(self, p):
+        info = self.inflight.pop(p)
+        for off, end in info["pieces"]:
+            if end > self.stored_off():
+                self.resend.append((off, end))
+        self.resend.sort()
+
+    def on_accept(self, f):
+        if self.offer is None or f["epoch"] != self.offer[0] or \
+                f["echo"] != self.offer[2][:4]:
+            return
+        n, eph, pub = self.offer
+        dh = pl.x25519(eph, f["public"])
+        self.secrets[n] = pl.next_epoch_secret(self.secrets[n - 1], dh, pub, f["public"], n)
+        self._log_epoch(n)
+        self.offer = None
+        self.epoch = n
+        self.log("epoch %d (E=%s)" % (n, self.secrets[n].hex()[:16]))
+
+    # -- main loop ------------------------------------------------------------------
+    def run_until_done(self, deadline):
+        window = 48
+        migrated = False
+        replayed = False
+        while time.monotonic() < deadline:
+            now = time.monotonic()
+            if self.stored >= self.nrec:
+                return True
+            # timeouts: anything in flight 250 ms is lost
+            for p in sorted(self.inflight):
+                if now - self.inflight[p]["time"] > 0.25:
+                    self.declare_lost(p)
+            # resend rule (protocol.md §4.2): acknowledged but not stored within 1 s
+            if now - self.last_progress > 1.0 and self.sent_end > self.stored_off():
+                self.resend = [(self.stored_off(), self.sent_end)]
+                self.last_progress = now
+            # address move after a third of the records; rekey after half
+            if self.migrate and not migrated and self.stored >= self.nrec // 3:
+                migrated = True
+                self.sock_i = 1
+                self.log("moving to %s" % (self.socks[1].getsockname(),))
+            if self.rekey and self.offer is None and self.epoch == 1 and \
+                    self.stored >= self.nrec // 2:
+                self._new_offer(2)
+                self.log("offering epoch 2")
+            if self.migrate and not replayed and self.stored >= (2 * self.nrec) // 3:
+                replayed = True
+                # a replayed first packet and two forgeries: no effect expected
+                junk = bytearray(self.first_packets[0])
+                junk[-1] ^= 1
+                forged = [self.first_packets[0], bytes(junk), bytes([1, 0]) + os.urandom(60)]
+                for d in forged:
+                    self.socks[0].sendto(d, self.rx_addr)
+                    self.dirty.append((time.time(), self.socks[0].getsockname(),
+                                       self.rx_addr, d))
+            # send
+            if self.epoch == 0:
+                if not self.inflight:
+                    self.build_packet(now)
+            else:
+                while len(self.inflight) < window:
+                    if not self.build_packet(now):
+                        break
+                if not self.inflight and self.response is not None:
+                    self.send_ping(now)
+            r, _, _ = select.select(self.socks, [], [], 0.01)
+            for s in r:
+                while True:
+                    try:
+                        d, _ = s.recvfrom(65535)
+                    except (BlockingIOError, ConnectionRefusedError):
+                        break
+                    self.on_reply(d, s, time.monotonic())
+        return False
+
+
+# --------------------------------------------------------------------------------------
+def make_records(rng, n):
+    sizes = [0, 1, 63, 64, 1400, 1452, 3000, 16383, 16384, 20000]
+    out = []
+    for i in range(n):
+        ln = sizes[i] if i < len(sizes) else rng.choice([rng.randint(0, 80),
+                                                          rng.randint(100, 1200),
+                                                          1024, rng.randint(1500, 5000)])
+        out.append(bytes(rng.getrandbits(8) for _ in range(min(ln, 64))) * (ln // 64 + 1))
+        out[-1] = out[-1][:ln]
+    return out
+
+
+def scenario(name, args, loss, migrate, rekey, tmp, log):
+    rng = random.Random(args.seed + hash(name) % 1000)
+    rsec, ssec = os.urandom(32), os.urandom(32)
+    rpub, spub = pl.x25519_public(rsec), pl.x25519_public(ssec)
+    records = make_records(rng, args.records)
+    port_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    port_sock.bind(("127.0.0.1", 0))
+    port = port_sock.getsockname()[1]
+    port_sock.close()
+    out = os.path.join(tmp, name + ".json")
+    rx_keylog = os.path.join(tmp, name + ".rx.keylog")
+    keylog = os.path.join(tmp, name + ".keylog")
+    cmd = [sys.executable, os.path.join(HERE, "receiver.py"), "--port", str(port),
+           "--secret", rsec.hex(), "--peer", spub.hex(), "--records", str(len(records)),
+           "--out", out, "--timeout", "30", "--keylog", rx_keylog]
+    if args.verbose:
+        cmd.append("-v")
+    proc = subprocess.Popen(cmd)
+    time.sleep(0.4)
+    snd = MiniSender(("127.0.0.1", port), rpub, ssec, records, rng, loss, migrate, rekey,
+                     keylog, log)
+    ok_send = snd.run_until_done(time.monotonic() + 30)
+    rc = proc.wait(timeout=40)
+    res = json.load(open(out))
+    want_sha = hashlib.sha256(b"".join(records)).hexdigest()
+    problems = []
+    if not ok_send:
+        problems.append("sender did not hear every record stored")
+    if rc != 0:
+        problems.append("receiver exit code %d" % rc)
+    if res["records_sha256"] != want_sha:
+        problems.append("records_sha256 differs")
+    if res["record_lengths"] != [len(r) for r in records]:
+        problems.append("record_lengths differ")
+    if res["epoch1_secret"] != snd.secrets[1].hex():
+        problems.append("epoch1_secret differs from the sender's E(1)")
+    if rekey and "2" not in res["opened_by_epoch"]:
+        problems.append("no epoch-2 packet opened")
+    # the receiver's key log must agree with the sender's
+    rx_lines = set(open(rx_keylog).read().splitlines())
+    tx_lines = set(open(keylog).read().splitlines())
+    if not tx_lines <= rx_lines:
+        problems.append("key logs disagree: %s" % (tx_lines - rx_lines))
+    # captures
+    clean = os.path.join(tmp, name + ".pcap")
+    write_pcap(clean, snd.capture, 101, "<")
+    eth_be = os.path.join(tmp, name + ".eth-be.pcap")
+    write_pcap(eth_be, snd.capture, 1, ">", nano=True)
+    dirty = os.path.join(tmp, name + ".dirty.pcap")
+    write_pcap(dirty, sorted(snd.capture + snd.dirty), 228, "<")
+    for path, want_rc in ((clean, 0), (eth_be, 0), (dirty, 1 if snd.dirty else 0)):
+        p = subprocess.run([sys.executable, os.path.join(HERE, "pcap_open.py"), "--pcap", path,
+                            "--keylog", keylog, "--json"], capture_output=True, text=True)
+        summary = json.loads(p.stdout.strip().splitlines()[-1])
+        if p.returncode != want_rc:
+            problems.append("pcap_open %s: exit %d, want %d\n%s" % (
+                os.path.basename(path), p.returncode, want_rc, p.stdout))
+        if path == clean:
+            if summary["packets"] != len(snd.capture) or summary["opened"] != len(snd.capture):
+                problems.append("pcap_open: %s" % summary)
+            if summary.get("fallback_opens"):
+                problems.append("pcap_open needed fallbacks: %d" % summary["fallback_opens"])
+            pc = summary
+    print("%-8s %s  records %d/%d, receiver opened %d failed %d by epoch %s; "
+          "sender sent %d packets; pcap %d/%d opened, frames %s" % (
+              name, "PASS" if not problems else "FAIL", res["records_stored"], len(records),
+              res["packets_opened"], res["packets_failed"], res["opened_by_epoch"],
+              snd.sent_packets, pc["opened"], pc["packets"], pc["frames"]))
+    print("         receiver counters: %s" % res["counters"])
+    for pr in problems:
+        print("         PROBLEM: " + pr)
+    return not problems
+
+
+# --------------------------------------------------------------------------------------
+# In-process checks of receiver rules that a well-behaved sender does not reach
+# --------------------------------------------------------------------------------------
+class FakeSock:
+    def __init__(self):
+        self.sent = []
+
+    def sendto(self, data, addr):
+        self.sent.append((data, addr))
+
+
+def unit_checks():
+    import receiver as rxm
+    problems = []
+    checks = [0]
+
+    def expect(name, cond):
+        checks[0] += 1
+        if not cond:
+            problems.append(name)
+
+    rsec, ssec = os.urandom(32), os.urandom(32)
+    rpub, spub = pl.x25519_public(rsec), pl.x25519_public(ssec)
+    e0 = pl.epoch0_secret(pl.static_shared(ssec, rpub))
+    kid = pl.key_id(spub)
+    sock = FakeSock()
+    rx = rxm.Receiver(sock, rsec, spub, goal=10)
+    A = ("127.0.0.1", 40000)
+    t0 = 1000.0
+
+    def spkt(run, epoch, pn, frames, secret=e0, L=None, k=kid):
+        L = L or pl.pn_length(pn, None)
+        hdr = pl.sender_header(epoch, k, run, pn, L)
+        return pl.data_key(secret, spub, rpub, run, epoch).seal(hdr, b"".join(frames), pn)
+
+    def open_reply(d, secret, epoch):
+        h = pl.parse_header(d)
+        key = pl.reply_key(secret, spub, rpub, h.run, h.reply_run, epoch)
+        pt = key.open(h.raw, d[h.length:], pl.recover_pn(None, h.pn_trunc, h.pn_len))
+        return h, (pl.decode_frames(pt, True) if pt is not None else None)
+
+    # 1. LOST: unknown run, epoch field 1, >= 64 B -> one 40 B LOST; rate limit; size
+    rx.handle_datagram(bytes([1, 0x11]) + pl.u32(kid) + pl.u64(77) + b"\x05" + bytes(80), A, t0)
+    expect("LOST sent for unknown run in epoch 1", len(sock.sent) == 1)
+    if sock.sent:
+        d = sock.sent[0][0]
+        h, fr = open_reply(d, e0, 0)
+        expect("LOST is 40 B", len(d) == 40)
+        expect("LOST opens with the epoch-0 reply key of its fresh reply run",
+               fr == [(pl.LOST, {"epoch_field": 1})])
+        expect("LOST has pn 0 in 1 B and a fresh reply run",
+               h.pn_len == 1 and h.pn_trunc == 0 and h.reply_run != rx.reply_run)
+    rx.handle_datagram(bytes([1, 0x11]) + pl.u32(kid) + pl.u64(78) + b"\x05" + bytes(80), A,
+                       t0 + 0.05)
+    expect("LOST rate limit 100 ms", len(sock.sent) == 1)
+    rx.handle_datagram(bytes([1, 0x11]) + pl.u32(kid) + pl.u64(79) + b"\x05" + bytes(48), A,
+                       t0 + 0.5)
+    expect("no LOST for a 63 B datagram", len(sock.sent) == 1)
+    rx.handle_datagram(bytes([1, 0x11]) + pl.u32(kid ^ 1) + pl.u64(80) + b"\x05" + bytes(80),
+                       A, t0 + 1)
+    expect("no LOST for an unknown key id", len(sock.sent) == 1)
+    del sock.sent[:]
+
+    # 2. First packet: PING only, 32 B -> reply within 3x, with ACK and CHALLENGE
+    run = 0x1111
+    p0 = spkt(run, 0, 0, [pl.enc_ping()])
+    expect("smallest sender packet is 32 B", len(p0) == 32)
+    rx.handle_datagram(p0, A, t0 + 2)
+    expect("reply to the first packet", len(sock.sent) == 1)
+    if sock.sent:
+        d = sock.sent[0][0]
+        h, fr = open_reply(d, e0, 0)
+        types = [t for t, _ in fr]
+        expect("reply <= 3x the bytes received", len(d) <= 3 * 32)
+        expect("reply has ACK with stream unknown and CHALLENGE",
+               types == [pl.ACK, pl.CHALLENGE] and fr[0][1]["stream_unknown"])
+        expect("reply pn written in 4 B", h.pn_len == 4)
+    r = rx.runs[run]
+    # amplification: pretend much was sent already
+    r.bytes_out = 3 * r.bytes_in - 10
+    n = len(sock.sent)
+    rx.send_reply(r, t0 + 2.01)
+    expect("amplification limit blocks a reply", len(sock.sent) == n and
+           rx.counters.get("amplification_blocked"))
+    r.bytes_out = 0
+    # replay of the same packet: no answer
+    rx.handle_datagram(p0, A, t0 + 2.02)
+    rx.timers(t0 + 2.1)
+    expect("replay gets no answer", len(sock.sent) == n and rx.counters.get("replay_dropped"))
+
+    # 3. OFFERs: wrong epoch ignored; all-zero key ignored; rate limit 4 per second
+    rx.handle_datagram(spkt(run, 0, 1, [pl.enc_offer(3, pl.x25519_public(os.urandom(32)))]), A,
+                       t0 + 3)
+    expect("OFFER for epoch 3 under 0 ignored", rx.counters.get("offer_not_next_epoch") == 1
+           and 1 not in r.secrets)
+    rx.handle_datagram(spkt(run, 0, 2, [pl.enc_offer(1, bytes(32))]), A, t0 + 3)
+    expect("all-zero OFFER key refused", rx.counters.get("offer_zero_dh") == 1 and
+           1 not in r.secrets)
+    effs = []
+    for i in range(5):
+        eph = os.urandom(32)
+        effs.append(eph)
+        rx.handle_datagram(spkt(run, 0, 3 + i, [pl.enc_offer(1, pl.x25519_public(eph))]), A,
+                           t0 + 3.01)
+    # 1 X25519 spent on the zero key, then 3 accepted, then rate-limited
+    expect("X25519 rate limit (burst 4)", rx.counters.get("x25519_rate_limited", 0) >= 1)
+    offered = pl.x25519_public(effs[2])
+    expect("a new offer replaces an unused accepted epoch",
+           r.accepted is not None and r.accepted[1] == offered)
+    del sock.sent[:]
+    # repeated OFFER (same key) -> same ACCEPT, no key work
+    rx.handle_datagram(spkt(run, 0, 20, [pl.enc_offer(1, offered)]), A, t0 + 3.5)
+    rx.timers(t0 + 3.6)
+    acc = [f for d, _ in sock.sent for t, f in open_reply(d, e0, 0)[1] if t == pl.ACCEPT]
+    expect("repeated OFFER gets the same ACCEPT", acc and acc[0]["public"] == r.accepted[2]
+           and acc[0]["echo"] == offered[:4])
+    # the sender derives E(1); an epoch-1 packet opens and moves the run
+    e1 = pl.next_epoch_secret(e0, pl.x25519(effs[2], acc[0]["public"]), offered,
+                              acc[0]["public"], 1)
+    rx.handle_datagram(spkt(run, 1, 21, [pl.enc_ping()], secret=e1), A, t0 + 4)
+    expect("epoch-1 packet opens", r.current == 1 and rx.opened_by_epoch.get("1") == 1)
+    # epoch-0 keys kept 10 s, then wiped
+    before = rx.opened_by_epoch.get("0")
+    rx.handle_datagram(spkt(run, 0, 22, [pl.enc_ping()]), A, t0 + 5)
+    expect("epoch-0 packet opens within 10 s", rx.opened_by_epoch.get("0") == before + 1)
+    rx.timers(t0 + 14.5)
+    f0 = rx.failed
+    rx.handle_datagram(spkt(run, 0, 23, [pl.enc_ping()]), A, t0 + 15)
+    expect("epoch-0 keys wiped 10 s after the first epoch-1 packet", rx.failed == f0 + 1)
+    # old OFFER replayed under epoch 0 cannot roll back (and is not even opened now)
+    expect("still epoch 1", r.current == 1)
+
+    # 4. Stream: a prefix above 16 MiB stops the stream
+    rx.handle_datagram(spkt(run, 1, 24, [pl.enc_stream(0, 0, 1, b"s", b"i"),
+                                         pl.enc_records(0, pl.varint_encode(pl.RECORD_MOST + 1)
+                                                        + b"x")], secret=e1), A, t0 + 16)
+    expect("prefix above 16 MiB stops the stream", r.stream is not None and r.stream.broken)
+
+    # 5. Address move only on the highest packet number; new address unvalidated
+    B = ("127.0.0.1", 40001)
+    r.validated = True
+    rx.handle_datagram(spkt(run, 1, 30, [pl.enc_ping()], secret=e1), A, t0 + 17)
+    rx.handle_datagram(spkt(run, 1, 28, [pl.enc_ping()], secret=e1), B, t0 + 17)
+    expect("older packet from another address moves nothing", r.addr == A and r.validated)
+    rx.handle_datagram(spkt(run, 1, 31, [pl.enc_ping()], secret=e1), B, t0 + 17)
+    expect("highest packet from another address moves the run", r.addr == B and
+           not r.validated)
+    rx.handle_datagram(spkt(run, 1, 29, [pl.enc_response(r.token)], secret=e1), A, t0 + 17)
+    expect("RESPONSE from another address does not validate (nor move)",
+           not r.validated and r.addr == B)
+    rx.handle_datagram(spkt(run, 1, 32, [pl.enc_response(r.token)], secret=e1), B, t0 + 17)
+    expect("RESPONSE from the address validates", r.validated)
+
+    # 6. Run slots: 64 per peer; a 65th live slot is dropped; idle ones are reused
+    for i in range(70):
+        rx.handle_datagram(spkt(0x9000 + i, 0, 0, [pl.enc_ping()]), A, t0 + 20)
+    expect("at most 64 run slots", len(rx.runs) == 64 and
+           rx.counters.get("slots_full_dropped") == 70 - 63)
+    rx.handle_datagram(spkt(0xABC, 0, 0, [pl.enc_ping()]), A, t0 + 200)
+    expect("an idle slot is reused", 0xABC in rx.runs and len(rx.runs) == 64)
+
+    # 7. Malformed payloads and wrong-direction frames get nothing
+    n = len(sock.sent)
+    rx.handle_datagram(spkt(0xABC, 0, 1, [pl.enc_stored(1, 1)]), A, t0 + 201)
+    rx.handle_datagram(spkt(0xABC, 0, 2, [b"\x0d"]), A, t0 + 201)
+    rx.timers(t0 + 202)
+    expect("malformed payloads get no answer", len(sock.sent) == n and
+           rx.counters.get("malformed_payload_wrong_direction") == 1 and
+           rx.counters.get("malformed_payload_unknown_frame") == 1)
+
+    # 8. Stream reassembly: out of order, duplicates, credit
+    st = rxm.Stream(0, 0, b"s", b"i", 1, 0)
+    recs = [os.urandom(n) for n in (0, 5, 70, 3000, 17000, 1)]
+    data = b"".join(pl.varint_encode(len(x)) + x for x in recs)
+    cuts = list(range(0, len(data), 700))
+    random.Random(5).shuffle(cuts)
+    for c in cuts + cuts[:3]:
+        st.insert(c, data[c:c + 700])
+    got = [x for _, x in st.take_records()]
+    expect("reassembly in any order", got == recs)
+    expect("credit after delivery", st.credit() == min(
+        pl.CREDIT_MOST, rxm.RUN_MEMORY * len(recs) // len(data)))
+    print("unit     %s  %d receiver rule checks" % ("PASS" if not problems else "FAIL",
+                                                    checks[0]))
+    for p in problems:
+        print("         PROBLEM: " + p)
+    return not problems
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=300)
+    ap.add_argument("--loss", type=float, default=0.08)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--keep", help="keep captures, key logs and JSON here")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    tmp = args.keep or tempfile.mkdtemp(prefix="pl-selftest-")
+    os.makedirs(tmp, exist_ok=True)
+
+    def log(msg):
+        if args.verbose:
+            sys.stderr.write("[sender] %s\n" % msg)
+
+    ok = unit_checks()
+    ok &= scenario("clean", args, 0.0, False, False, tmp, log)
+    ok &= scenario("impaired", args, args.loss, True, True, tmp, log)
+    print("files in %s" % tmp)
+    print("selftest %s" % ("PASS" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
