@@ -258,10 +258,10 @@ typedef struct pl_peer {
 #define PL_MEMO_WRITES_PER_EPOCH 3u    /* header + slot + erased side slot */
 enum {                                 /* byte offsets inside a slot image */
     PL_MEMO_SEQ = 0, PL_MEMO_STATE = 8, PL_MEMO_EPOCH = 12, PL_MEMO_PEER = 16, PL_MEMO_RUN = 48,
-    PL_MEMO_SECRET = 56, PL_MEMO_OFFER = 88, PL_MEMO_ACCEPT = 120, PL_MEMO_SUM = 176
+    PL_MEMO_SECRET = 56, PL_MEMO_OFFER = 88, PL_MEMO_ACCEPT = 120, PL_MEMO_PN = 152, PL_MEMO_SUM = 176
 };
 _Static_assert(PL_MEMO_SUM + 16 == PL_MEMO_SLOT_BYTES, "the checksum closes a slot");
-_Static_assert(PL_MEMO_ACCEPT + 32 <= PL_MEMO_SUM, "slot fields do not overlap the checksum");
+_Static_assert(PL_MEMO_ACCEPT + 32 <= PL_MEMO_PN && PL_MEMO_PN + 8 <= PL_MEMO_SUM, "slot fields do not overlap");
 
 typedef struct pl_memo_write {
     uint8_t busy, emitted, step, copy;   /* step 1: first copy; 2: second copy (or header) */

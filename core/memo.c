@@ -52,6 +52,7 @@ static void slot_image(const pure_link *pl, uint8_t img[PL_MEMO_SLOT_BYTES], uin
         memcpy(img + PL_MEMO_SECRET, k->secret, 32);
         memcpy(img + PL_MEMO_OFFER, r->offer_public, 32);
         memcpy(img + PL_MEMO_ACCEPT, r->accept_public, 32);
+        put64(img + PL_MEMO_PN, r->largest_pn == PL_NONE ? 0 : r->largest_pn);
     }
     checksum(pl, img, PL_MEMO_SUM, img + PL_MEMO_SUM);
 }
@@ -235,6 +236,9 @@ static void restore_slot(pure_link *pl, size_t slot, const uint8_t *img) {
     pl_epoch_keys_set(pl, &r->keys[epoch % PL_EPOCH_KEYS], epoch, img + PL_MEMO_SECRET, p->public_key,
                       pl->static_public, run, pl->reply_run, 1);
     r->epoch = r->epoch_newest = epoch;
+    /* Packet numbers decode against the one recorded with the epoch (so 4-byte numbers
+     * decode at any age of the run), and nothing older than its window is accepted. */
+    r->largest_pn = get64(img + PL_MEMO_PN);
     r->fresh = 1;
     memcpy(r->offer_public, img + PL_MEMO_OFFER, 32);
     memcpy(r->accept_public, img + PL_MEMO_ACCEPT, 32);
