@@ -1,6 +1,7 @@
 /* cc.c: the congestion controller's interface: episodes, undo, and dispatch to the
  * algorithm.  See cc.h for the rules. */
 #include "cc.h"
+#include "pacer.h"
 
 #include <assert.h>
 #include <stddef.h>
@@ -164,4 +165,17 @@ uint64_t pl_cc_ssthresh(const pl_cc *cc) {
 int pl_cc_in_slow_start(const pl_cc *cc) {
     pl_cc_check(cc);
     return cc->state.cwnd_bytes < cc->state.ssthresh_bytes;
+}
+
+/* Loss-based controllers steer by losses and ACKs alone: the rate sample is for model-based
+ * ones. */
+void pl_cc_on_rate_sample(pl_cc *cc, const pl_rate_sample *rs, const pl_rtt *rtt, uint64_t now_ns) {
+    assert(cc != NULL && rs != NULL && rtt != NULL);
+    (void)now_ns;
+}
+
+/* Loss-based controllers pace at cwnd / srtt with a gain (pacer.h); no RTT yet: unpaced. */
+uint64_t pl_cc_pacing_rate(const pl_cc *cc, const pl_rtt *rtt) {
+    if (!rtt->has_sample) return 0;
+    return pl_pacer_rate_bytes_per_s(pl_cc_cwnd(cc), rtt->rtt_ns_smoothed, pl_cc_in_slow_start(cc));
 }

@@ -111,7 +111,27 @@ typedef struct pl_cc {
     uint64_t bytes_sent;
 } pl_cc;
 
+/* A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), made by the sender
+ * once per ACK frame that newly acknowledges packets; model-based controllers (BBR) steer
+ * by it, loss-based ones ignore it. */
+typedef struct pl_rate_sample {
+    uint64_t delivery_rate_bytes_per_s; /* 0: no valid sample in this ACK */
+    uint64_t delivered_bytes;           /* bytes newly delivered over the sample's interval */
+    uint64_t interval_ns;               /* max(send elapsed, ack elapsed) */
+    uint64_t rtt_ns;                    /* RTT of the newest packet acknowledged (0: none) */
+    uint64_t prior_delivered_bytes;     /* sender's delivered count when that packet left */
+    uint64_t delivered_total_bytes;     /* sender's delivered count now */
+    uint64_t newly_acked_bytes, newly_lost_bytes; /* in this ACK frame */
+    uint64_t bytes_in_flight;           /* after this ACK frame */
+    uint64_t tx_in_flight_bytes;        /* in flight when the newest acknowledged packet left */
+    uint8_t is_app_limited;             /* the sample may understate the path */
+} pl_rate_sample;
+
 void pl_cc_init(pl_cc *cc, uint32_t algo, uint32_t datagram_bytes);
+/* Once per ACK frame, after its pl_cc_on_acked / pl_cc_on_lost calls. */
+void pl_cc_on_rate_sample(pl_cc *cc, const pl_rate_sample *rs, const pl_rtt *rtt, uint64_t now_ns);
+/* The pacing rate the controller wants (bytes/s; 0: unpaced). */
+uint64_t pl_cc_pacing_rate(const pl_cc *cc, const pl_rtt *rtt);
 void pl_cc_on_sent(pl_cc *cc, uint64_t bytes, uint64_t now_ns);
 /* For every newly acknowledged packet (not ack-only packets).  bytes_in_flight counts
  * these bytes still; app_limited: the packet was sent when the sender had nothing more

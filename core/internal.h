@@ -100,6 +100,9 @@ typedef struct pl_sent {
     uint8_t eliciting;
     uint8_t has_stream, has_offer, has_response, trial, app_limited;
     uint32_t episode;        /* LOST: the congestion episode its loss counted in */
+    /* Delivery-rate state when it left (draft-cheng-iccrg-delivery-rate-estimation). */
+    uint64_t delivered, delivered_ns, first_sent_ns, tx_in_flight;
+    uint8_t rate_app_limited;
 } pl_sent;
 
 typedef struct pl_sender {
@@ -158,6 +161,12 @@ typedef struct pl_sender {
     uint32_t refused_reason;
     uint64_t refuse_wait_ns, trial_pn;     /* trial_pn = PL_NONE: no trial in flight */
     uint8_t trial_due;
+
+    /* Delivery rate: bytes delivered so far, when the last was, when the current flight's
+     * first packet left, and the delivered count up to which samples are app-limited. */
+    uint64_t delivered, delivered_ns, first_sent_ns, app_limited_mark;
+    pl_rate_sample rs;                     /* being built from one ACK frame */
+    uint8_t rs_have;
 
     pl_rtt rtt;
     pl_rack rack;

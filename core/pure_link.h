@@ -130,7 +130,7 @@ typedef struct pure_link_config {
     uint32_t ack_delay_us;          /* receiver's maximum ack delay (default 5000) */
 } pure_link_config;
 
-enum { PURE_LINK_CC_CUBIC = 1, PURE_LINK_CC_NEWRENO = 2 };
+enum { PURE_LINK_CC_CUBIC = 1, PURE_LINK_CC_NEWRENO = 2, PURE_LINK_CC_BBR = 3 };
 
 PURE_LINK_API void pure_link_config_default(pure_link_config *config);
 /* Bytes of caller memory an endpoint with this config needs; 0 if the config is invalid. */

@@ -19,6 +19,7 @@ static void declare_lost(pl_sender *s, pl_sent *e, uint64_t now_ns) {
         s->trial_due = s->refused;
     }
     e->episode = pl_cc_on_lost(&s->cc, e->bytes, e->sent_ns, now_ns);
+    s->rs.newly_lost_bytes += e->bytes;
 }
 
 void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns) {
@@ -62,9 +63,41 @@ static void advance_oldest(pl_sender *s, uint64_t now_ns) {
     }
 }
 
+/* Delivery rate: the newest packet this ACK delivers (by its delivered count) defines
+ * the sample's interval. */
+static void rate_on_delivered(pl_sender *s, const pl_sent *e, uint64_t now_ns) {
+    s->delivered += e->bytes;
+    s->delivered_ns = now_ns;
+    s->rs.newly_acked_bytes += e->bytes;
+    if (s->rs_have && e->delivered < s->rs.prior_delivered_bytes) return;
+    s->rs_have = 1;
+    s->rs.prior_delivered_bytes = e->delivered;
+    s->rs.is_app_limited = e->rate_app_limited;
+    s->rs.tx_in_flight_bytes = e->tx_in_flight;
+    uint64_t send_elapsed = e->sent_ns - e->first_sent_ns, ack_elapsed = now_ns - e->delivered_ns;
+    s->rs.interval_ns = send_elapsed > ack_elapsed ? send_elapsed : ack_elapsed;
+    s->rs.rtt_ns = now_ns - e->sent_ns;
+    s->first_sent_ns = e->sent_ns;
+}
+
+static void rate_sample_finish(pl_sender *s, uint64_t now_ns) {
+    pl_rate_sample *rs = &s->rs;
+    rs->delivered_total_bytes = s->delivered;
+    rs->bytes_in_flight = s->bytes_in_flight;
+    if (s->rs_have) {
+        rs->delivered_bytes = s->delivered - rs->prior_delivered_bytes;
+        /* An interval shorter than the min RTT says more about ACK bunching than the path. */
+        if (rs->interval_ns > 0 && rs->interval_ns >= s->rtt.rtt_ns_min)
+            rs->delivery_rate_bytes_per_s = rs->delivered_bytes * PL_NS_PER_S / rs->interval_ns;
+    }
+    if (s->app_limited_mark && s->delivered > s->app_limited_mark) s->app_limited_mark = 0;
+    pl_cc_on_rate_sample(&s->cc, rs, &s->rtt, now_ns);
+}
+
 static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown, uint64_t now_ns,
                      uint64_t largest_before, int *trial_acked) {
     (void)pl;
+    if (e->state == PL_SENT_FLIGHT || e->state == PL_SENT_LOST) rate_on_delivered(s, e, now_ns);
     if (e->state == PL_SENT_FLIGHT || e->state == PL_SENT_LOST)
         pl_rack_on_acked(&s->rack, e->pn, e->sent_ns, now_ns, largest_before);
     if (e->state == PL_SENT_FLIGHT) {
@@ -98,6 +131,8 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
 static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns, int *trial_acked) {
     uint64_t largest = f->ack.ranges[0].largest;
     if (largest >= s->pn_next) return;  /* acknowledges what was never sent: ignore */
+    memset(&s->rs, 0, sizeof s->rs);
+    s->rs_have = 0;
     int stream_unknown = (f->ack.flags & PL_ACK_FLAG_STREAM_UNKNOWN) != 0;
     uint64_t prev_largest = s->largest_acked;
     int newly_largest = 0;
@@ -126,6 +161,7 @@ static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_
         s->acked_end = s->stored_off;
     }
     pl_sender_detect_losses(pl, s, now_ns);
+    if (s->rs.newly_acked_bytes > 0) rate_sample_finish(s, now_ns);
     advance_oldest(s, now_ns);
     pl_pacer_set_rate(&s->pacer, pl_sender_pacing_rate(s), now_ns);
 }

@@ -145,6 +145,12 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
     e->has_offer = p->offer;
     e->has_response = p->response;
     e->trial = p->trial;
+    if (s->bytes_in_flight == 0) s->first_sent_ns = s->delivered_ns = now_ns;  /* a new flight */
+    e->delivered = s->delivered;
+    e->delivered_ns = s->delivered_ns;
+    e->first_sent_ns = s->first_sent_ns;
+    e->tx_in_flight = s->bytes_in_flight + bytes;
+    e->rate_app_limited = s->app_limited_mark != 0;
     /* App-limited: after this packet the sender has nothing more it may send. */
     e->app_limited = s->resend.count == 0 && p->off + p->len >= pl_sender_credit_off(s);
     s->offers_in_flight += p->offer;
@@ -178,10 +184,7 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
     (void)pl;
 }
 
-uint64_t pl_sender_pacing_rate(const pl_sender *s) {
-    if (!s->rtt.has_sample) return 0;  /* no RTT yet: the initial window goes unpaced */
-    return pl_pacer_rate_bytes_per_s(pl_cc_cwnd(&s->cc), s->rtt.rtt_ns_smoothed, pl_cc_in_slow_start(&s->cc));
-}
+uint64_t pl_sender_pacing_rate(const pl_sender *s) { return pl_cc_pacing_rate(&s->cc, &s->rtt); }
 
 /* The slot for the next packet number must not hold a packet still in flight. */
 static int sent_slot_free(const pl_sender *s) {
@@ -198,7 +201,15 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
      * memo, or after LOST) and then decodes packet numbers with nothing to go by. */
     unsigned pn_len = probe ? PL_PN_LEN_MOST : pl_pn_len_for(pn, s->pn_anchor);
     plan p;
-    if (!plan_next(s, now_ns, pn_len, probe, &p)) return 0;
+    if (!plan_next(s, now_ns, pn_len, probe, &p)) {
+        /* Nothing to send with room in the window: rate samples until this flight is
+         * delivered say less than the path can do. */
+        if (!s->refused && s->bytes_in_flight < pl_cc_cwnd(&s->cc)) {
+            uint64_t mark = s->delivered + s->bytes_in_flight;
+            s->app_limited_mark = mark > 0 ? mark : 1;
+        }
+        return 0;
+    }
     if (!probe && !p.trial) {
         /* The window first; then pacing, whose wait becomes a deadline. */
         if (s->bytes_in_flight + PURE_LINK_DATAGRAM_MOST > pl_cc_cwnd(&s->cc)) return 0;
