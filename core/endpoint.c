@@ -149,6 +149,7 @@ pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_con
     memcpy(pl->static_secret, c.static_secret, 32);
     memset(pl->config.static_secret, 0, 32);
     pl->crypto->x25519_base(pl->static_public, pl->static_secret);
+    pl->static_key_id = pl_key_id(pl->static_public);
     memcpy(pl->rng_key, seed, 32);
     pl->now_ns = now_ns;
     carve(pl, memory, &l);

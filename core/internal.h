@@ -143,6 +143,7 @@ typedef struct pl_sender {
     uint32_t records_most;
     uint64_t records_stored;               /* heard STORED mark: records below are freed */
     uint64_t records_end;                  /* next record number to queue */
+    uint64_t records_started;              /* records whose first byte has been sent */
     uint64_t stored_off, end_off;          /* stream offsets */
     uint64_t next_off;                     /* first stream byte never sent */
     uint64_t acked_end;                    /* highest end of an acknowledged range */
@@ -301,6 +302,7 @@ struct pure_link {
     pure_link_config config;
     const pure_link_crypto *crypto;
     uint8_t static_secret[32], static_public[32];
+    uint32_t static_key_id;                /* FNV-1a of static_public, for every sender header */
     uint8_t rng_key[32];
     uint64_t rng_counter;
     uint64_t reply_run;                    /* this receiver's run, new at every start */
@@ -321,6 +323,7 @@ struct pure_link {
     pl_memo_mirror *memo_mirror;           /* PURE_LINK_MEMO_SIDE_SLOTS + peers_most */
     uint8_t memo_generation[8];
     uint8_t memo_header_due;
+    uint32_t memo_unemitted;               /* writes not yet handed out in an event */
 
     pl_lost_notice lost_queue[PL_LOST_QUEUE_MOST];
     uint32_t lost_count;

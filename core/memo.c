@@ -72,6 +72,7 @@ static pl_memo_write *write_new(pure_link *pl) {
             memset(w, 0, sizeof *w);
             w->busy = 1;
             w->token = pl->memo_token_next++;
+            pl->memo_unemitted++;
             return w;
         }
     return NULL;
@@ -170,6 +171,7 @@ void pl_memo_on_epoch(pure_link *pl, pl_run *r) {
 }
 
 void pl_memo_emit(pure_link *pl) {
+    if (pl->memo_unemitted == 0) return;
     for (uint32_t i = 0; i < PL_MEMO_WRITES_MOST; i++) {
         pl_memo_write *w = &pl->memo_writes[i];
         if (!w->busy || w->emitted) continue;
@@ -180,6 +182,7 @@ void pl_memo_emit(pure_link *pl) {
         ev->data = w->image;
         ev->len = w->len;
         w->emitted = 1;
+        pl->memo_unemitted--;
     }
 }
 
@@ -199,6 +202,7 @@ int pure_link_memo_written(pure_link *pl, uint64_t token, uint64_t now_ns) {
             w->offset = slot_offset(w->slot, w->copy);
             w->token = pl->memo_token_next++;
             w->emitted = 0;
+            pl->memo_unemitted++;
         } else {
             w->busy = 0;
         }

@@ -109,14 +109,14 @@ void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_l
 }
 
 /* Opens a sender packet with the run's key of the header's epoch, in place. */
-static int open_data(pure_link *pl, pl_run *r, const pl_header *h, size_t hl, uint8_t *pkt, size_t len,
-                     uint64_t pn, uint32_t *epoch_out) {
+static int open_data(pure_link *pl, pl_run *r, const pl_header *h, size_t hl, const uint8_t *data, uint8_t *pkt,
+                     size_t len, uint64_t pn, uint32_t *epoch_out) {
     uint32_t epoch = h->epoch_field == 0 ? 0 : pl_epoch_from_field(h->epoch_field, r->epoch);
     pl_epoch_keys *k = &r->keys[epoch % PL_EPOCH_KEYS];
     if (!k->valid || k->epoch != epoch) return -1;
     uint8_t nonce[12];
     pl_nonce(nonce, k->data_iv, pn);
-    if (pl->crypto->aead_open(k->data_ctx, nonce, pkt, hl, pkt + hl, len - hl, pkt + hl) != 0) return -1;
+    if (pl->crypto->aead_open(k->data_ctx, nonce, data, hl, data + hl, len - hl, pkt + hl) != 0) return -1;
     *epoch_out = epoch;
     return (int)(len - hl - PURE_LINK_TAG_BYTES);
 }
@@ -139,11 +139,12 @@ static pl_run *run_start(pure_link *pl, pl_peer *p, const pl_header *h, const pu
 
 int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
                           uint64_t now_ns) {
+    /* The header is copied beside the plaintext: the AEAD reads the caller's datagram and
+     * writes the plaintext here, so the datagram is not copied first. */
     uint8_t pkt[PURE_LINK_DATAGRAM_MOST];
     if (len > sizeof pkt) { pl->stats.dropped_bad_header++; return 0; }
-    memcpy(pkt, data, len);
     pl_header h;
-    int hl = pl_header_decode(&h, pkt, len);
+    int hl = pl_header_decode(&h, data, len);
     assert(hl > 0 && !h.reply);
     pl_peer *p = peer_by_key_id(pl, h.key_id);
     if (p == NULL) { pl->stats.dropped_unknown_key++; return 0; }
@@ -160,7 +161,7 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8
         (r->largest_pn != PL_NONE && pn + PL_PN_AGE_MOST <= r->largest_pn)) {
         pl->stats.dropped_replay++;
     } else {
-        n = open_data(pl, r, &h, (size_t)hl, pkt, len, pn, &epoch);
+        n = open_data(pl, r, &h, (size_t)hl, data, pkt, len, pn, &epoch);
         if (n < 0) {
             pl->stats.dropped_auth++;
             /* A run never proven live cannot know the sender's epochs >= 1 (the slot came

@@ -166,12 +166,13 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
             s->stats.packets_retransmitted++;
             pl_rangeset_remove(&s->resend, p->off, p->off + p->len);
         } else {
-            uint64_t first = pl_sender_record_at(s, s->next_off);
             s->next_off = p->off + p->len;
             /* Records whose first byte left in this packet count as sent. */
-            uint64_t last = pl_sender_record_at(s, s->next_off - 1);
-            uint64_t first_start = s->record_start[first % s->records_most];
-            s->stats.records_sent += last - first + (first_start >= p->off ? 1 : 0);
+            while (s->records_started < s->records_end &&
+                   s->record_start[s->records_started % s->records_most] < s->next_off) {
+                s->records_started++;
+                s->stats.records_sent++;
+            }
         }
     }
     if (p->trial) {
@@ -225,7 +226,7 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
     h.reply = 0;
     h.pn_len = (uint8_t)pn_len;
     h.epoch_field = pl_epoch_field(s->epoch);
-    h.key_id = pl_key_id(pl->static_public);
+    h.key_id = pl->static_key_id;
     h.run = s->run;
     h.pn_truncated = pl_pn_truncate(pn, pn_len);
     size_t at = pl_header_encode(buf, cap, &h);

@@ -167,8 +167,10 @@ static void on_records(pure_link *pl, pl_run *r, const pl_frame *f) {
 
 /* Reads up to 8 bytes of the ring at stream offset off (fewer at the contiguous end). */
 static size_t ring_peek(const pure_link *pl, const pl_run *r, uint64_t off, uint64_t end, uint8_t out[8]) {
-    size_t n = end - off < 8 ? (size_t)(end - off) : 8;
-    for (size_t i = 0; i < n; i++) out[i] = r->buf[(off + i) % pl->config.stream_buffer_bytes];
+    size_t n = end - off < 8 ? (size_t)(end - off) : 8, size = pl->config.stream_buffer_bytes;
+    size_t at = (size_t)(off % size), first = size - at < n ? size - at : n;
+    memcpy(out, r->buf + at, first);
+    memcpy(out + first, r->buf, n - first);
     return n;
 }
 

@@ -1,0 +1,137 @@
+/* sim_scenario.h: a scenario file, parsed.
+ *
+ * A scenario is text: `key: value` lines, `#` comments, blank lines.  `node: NAME` and
+ * `link: FROM > TO` open sections; the keys after them (until the next section) describe
+ * that node or link.  Global keys (run settings, `path.*`, `at`) may appear anywhere.
+ * Every key is documented in sim/README.md. */
+#ifndef SIM_SCENARIO_H
+#define SIM_SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim_disk.h"
+#include "sim_path.h"
+
+#define SIM_NODES_MOST 64u          /* nodes in one scenario */
+#define SIM_LINKS_MOST 64u          /* links (sender -> receiver) in one scenario */
+#define SIM_NODE_NAME_MOST 31u      /* bytes of a node name: [A-Za-z0-9_-] */
+#define SIM_STREAM_NAME_MOST 64u    /* bytes of a source or input name (PURE_LINK_NAME_MOST) */
+#define SIM_INPUTS_MOST 16u         /* inputs declared on one node */
+#define SIM_WIRES_MOST 16u          /* wired peers declared on one node */
+#define SIM_SOURCES_TEXT_MOST 1024u /* bytes of one wire's source list */
+#define SIM_CRASHES_MOST 16u        /* crashes of one node */
+#define SIM_PATH_SETTINGS_MOST 256u /* path.* lines for single directions */
+#define SIM_CHANGES_MOST 256u       /* timed changes (`at` lines) */
+#define SIM_LINE_MOST 2048u         /* bytes of one scenario line */
+#define SIM_NEVER UINT64_MAX        /* "no such time" */
+
+typedef enum sim_mode { SIM_MODE_BULK = 0, SIM_MODE_PACED = 1 } sim_mode;
+
+typedef struct sim_input_spec {
+    char name[SIM_STREAM_NAME_MOST + 1];
+    uint64_t shape;
+    int any_shape;          /* no shape given: accept every shape */
+    uint64_t at_ns;         /* the input exists from this time on */
+} sim_input_spec;
+
+typedef struct sim_wire_spec {
+    char peer[SIM_NODE_NAME_MOST + 1];
+    uint32_t peer_node;     /* resolved */
+    char sources[SIM_SOURCES_TEXT_MOST]; /* '\n'-separated, as pure_link_wire_peer wants */
+} sim_wire_spec;
+
+typedef struct sim_crash_spec {
+    uint64_t at_ns;
+    uint64_t restart_ns;    /* SIM_NEVER: stays down */
+} sim_crash_spec;
+
+/* Endpoint configuration overrides; 0 keeps the core's default (pure_link_config_default). */
+typedef struct sim_endpoint_spec {
+    uint64_t senders_most, send_queue_bytes, send_queue_records, packets_in_flight_most;
+    uint64_t peers_most, runs_most, stream_buffer_bytes, unstored_records_most;
+    uint64_t idle_ns, epoch_ns, epoch_packets, congestion, ack_delay_us;
+} sim_endpoint_spec;
+
+typedef struct sim_node_spec {
+    char name[SIM_NODE_NAME_MOST + 1];
+    uint16_t port;
+    uint64_t store_latency_ns;
+    int memo;                       /* memo_enabled */
+    uint64_t memo_sync_ns;
+    sim_disk_crash memo_crash;
+    sim_input_spec inputs[SIM_INPUTS_MOST];
+    uint32_t input_count;           /* 0: every link's input and shape is accepted */
+    sim_wire_spec wires[SIM_WIRES_MOST];
+    uint32_t wire_count;            /* 0: every node linking here is wired with "*" */
+    sim_crash_spec crashes[SIM_CRASHES_MOST];
+    uint32_t crash_count;
+    sim_endpoint_spec endpoint;
+} sim_node_spec;
+
+typedef struct sim_link_spec {
+    char from_name[SIM_NODE_NAME_MOST + 1], to_name[SIM_NODE_NAME_MOST + 1];
+    uint32_t from, to;              /* resolved node indices */
+    char source[SIM_STREAM_NAME_MOST + 1];
+    char input[SIM_STREAM_NAME_MOST + 1];
+    uint64_t shape;
+    sim_mode mode;
+    uint64_t record_bytes;
+    uint64_t rate_milli_per_s;      /* paced: records per 1000 s */
+    uint64_t count;                 /* records to write; 0: no limit */
+    uint64_t start_ns;
+    uint64_t until_ns;              /* stop writing at; SIM_NEVER: no limit */
+    int close_when_done;
+} sim_link_spec;
+
+/* One path parameter: which field and its value. */
+typedef enum sim_path_field {
+    SIM_PF_RATE, SIM_PF_QUEUE, SIM_PF_DELAY, SIM_PF_JITTER, SIM_PF_LOSS, SIM_PF_GE_P, SIM_PF_GE_R,
+    SIM_PF_GE_LOSS_GOOD, SIM_PF_GE_LOSS_BAD, SIM_PF_DUP, SIM_PF_CORRUPT, SIM_PF_OVERHEAD,
+    SIM_PF_COUNT
+} sim_path_field;
+
+typedef struct sim_path_setting {
+    uint64_t at_ns;                 /* 0 for settings at the start */
+    int all;                        /* every direction */
+    char from_name[SIM_NODE_NAME_MOST + 1], to_name[SIM_NODE_NAME_MOST + 1];
+    int both_ways;                  /* a<>b */
+    uint32_t from, to;              /* resolved */
+    sim_path_field field;
+    uint64_t value;
+} sim_path_setting;
+
+typedef struct sim_scenario {
+    uint64_t seed;
+    int seed_given;
+    uint64_t duration_ns;
+    int stop_when_done;
+    uint64_t events_most;
+    uint64_t metrics_interval_ns;
+    uint64_t progress_interval_ns;
+    int null_crypto;
+    sim_path_params path_default;
+    sim_path_setting settings[SIM_PATH_SETTINGS_MOST]; /* per-direction, at the start */
+    uint32_t setting_count;
+    sim_path_setting changes[SIM_CHANGES_MOST];        /* timed, in file order */
+    uint32_t change_count;
+    sim_node_spec nodes[SIM_NODES_MOST];
+    uint32_t node_count;
+    sim_link_spec links[SIM_LINKS_MOST];
+    uint32_t link_count;
+} sim_scenario;
+
+/* Parses scenario text.  Returns 0, or -1 with a message "LINE: what" in err. */
+int sim_scenario_parse(sim_scenario *sc, const char *text, char *err, size_t err_len);
+/* Reads and parses a file; the message names the file. */
+int sim_scenario_load(sim_scenario *sc, const char *path, char *err, size_t err_len);
+
+/* Sets one field of path parameters. */
+void sim_path_params_apply(sim_path_params *params, sim_path_field field, uint64_t value);
+const char *sim_path_field_name(sim_path_field field);
+/* The parameters of the direction from -> to at the start of the run. */
+void sim_scenario_path_params(const sim_scenario *sc, uint32_t from, uint32_t to, sim_path_params *out);
+/* Index of the node called name, or -1. */
+int sim_scenario_node(const sim_scenario *sc, const char *name);
+
+#endif

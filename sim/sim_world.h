@@ -1,0 +1,266 @@
+/* sim_world.h: the simulated network: nodes running pure_link endpoints, the paths
+ * between them, the host applications, and the run loop that drives them in virtual time.
+ *
+ * One world is one run of one scenario with one seed.  Everything the run does follows
+ * from (scenario, seed): the engine orders events by (time, sequence), every random draw
+ * comes from a stream derived from the seed, and endpoint memory is fresh zeroed pages.
+ *
+ * Split over files by concept:
+ *   sim_world.c     building the world, the event loop, routing datagrams over paths
+ *   sim_node.c      one node's endpoint: start, crash, restart, the call/pull/drain loop
+ *   sim_sender.c    the sending application on a link (bulk or paced records)
+ *   sim_receiver.c  the receiving host: stream answers, storing records, order checks
+ *   sim_report.c    figures, the summary in words and the JSON line */
+#ifndef SIM_WORLD_H
+#define SIM_WORLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pure_link.h"
+#include "sim_disk.h"
+#include "sim_engine.h"
+#include "sim_path.h"
+#include "sim_pcap.h"
+#include "sim_rng.h"
+#include "sim_scenario.h"
+#include "sim_trace.h"
+
+#define SIM_NO_LINK UINT32_MAX
+#define SIM_WAKES_SAME_INSTANT_MOST 100000u /* wake-ups of one node at one instant: a livelock */
+#define SIM_RECORD_HEADER_BYTES 16u /* a record starts with its write time and app number (LE u64) */
+
+typedef enum sim_event_kind {
+    SIM_EV_NODE_START = 1, /* target node: first start */
+    SIM_EV_ARRIVE,         /* target node, ptr packet */
+    SIM_EV_WAKE,           /* target node, arg wake generation */
+    SIM_EV_STORE,          /* target node, arg incarnation << 32 | host run */
+    SIM_EV_DISK,           /* target node, arg incarnation */
+    SIM_EV_CRASH,          /* target node, arg crash index */
+    SIM_EV_RESTART,        /* target node, arg crash index */
+    SIM_EV_LINK_START,     /* target link */
+    SIM_EV_APP_WRITE,      /* target link, arg record number (paced) */
+    SIM_EV_APP_UNTIL,      /* target link: writing stops */
+    SIM_EV_CHANGE,         /* target change index */
+    SIM_EV_METRICS,        /* sample endpoint statistics into the trace */
+    SIM_EV_PROGRESS        /* print the progress line */
+} sim_event_kind;
+
+typedef struct sim_packet {
+    struct sim_packet *next_free;
+    uint64_t id;           /* datagram number in the run (a duplicate keeps it) */
+    uint32_t from, to;     /* node indices */
+    uint32_t len;
+    uint8_t copy;          /* 1 for the path's duplicate */
+    uint8_t corrupt;       /* a bit was flipped on the path */
+    uint8_t bytes[PURE_LINK_DATAGRAM_MOST];
+} sim_packet;
+
+/* One record waiting in a receiving host's store queue. */
+typedef struct sim_store_item {
+    uint64_t ready_ns;
+    int64_t record;
+    uint32_t len;
+} sim_store_item;
+
+/* The receiving host's view of one (peer, run): durable part first. */
+typedef struct sim_host_run {
+    uint32_t peer_node;
+    uint64_t run;
+    uint32_t link;           /* the link it carries, or SIM_NO_LINK */
+    int64_t stored_mark;     /* durable: records [0, stored_mark) are stored */
+    uint64_t stored_bytes;   /* durable: bytes of stored records */
+    /* Per incarnation of the receiver. */
+    int stream;              /* the endpoint's handle, -1 when not bound */
+    int64_t next_expected;   /* one past the highest record delivered */
+    uint8_t *state;          /* per record number: 0 not delivered, 1 delivered, 2 stored */
+    size_t state_capacity;
+    sim_store_item *fifo;    /* records waiting for store_latency */
+    size_t fifo_head, fifo_count, fifo_capacity;
+    int store_timer;         /* a SIM_EV_STORE is scheduled */
+    uint64_t delivered, duplicates, out_of_order;
+} sim_host_run;
+
+typedef struct sim_node {
+    uint32_t index;
+    const sim_node_spec *spec;
+    uint8_t secret[32], public_key[32];
+    pure_link_addr addr;     /* 10.0.0.(index+1) : port, as 4 B + 2 B big-endian */
+    sim_pcap_endpoint ep;
+    sim_rng rng;             /* endpoint seeds, torn writes */
+    pure_link_config config;
+    size_t memory_bytes;     /* pure_link_size(&config) */
+    void *memory;            /* mapped while up */
+    size_t memory_mapped;
+    pure_link *pl;           /* NULL while down */
+    uint32_t incarnation;    /* counts starts */
+    int failed;              /* a fatal error stopped it */
+    int fatal_code;
+    uint64_t wake_ns, wake_gen;
+    int wake_pending;
+    uint64_t same_instant_ns, same_instant_wakes;
+    pure_link_stats past;    /* totals of earlier incarnations */
+    sim_disk disk;
+    uint32_t *peer_nodes;    /* peer index -> node index */
+    uint32_t peer_count, peer_capacity;
+    sim_host_run *runs;
+    size_t run_count, run_capacity;
+    int32_t *stream_runs;    /* stream handle -> host run, -1 */
+    size_t stream_capacity;
+    uint32_t *sender_links;  /* sender handle -> link index */
+    uint32_t sender_capacity;
+    /* Counters. */
+    uint64_t datagrams_sent, datagrams_received, bytes_sent, bytes_received;
+    uint64_t crashes, restarts, api_errors, memo_loads, memo_rejected, streams_refused;
+    uint64_t records_delivered, duplicates_delivered, out_of_order;
+} sim_node;
+
+typedef struct sim_link {
+    uint32_t index;
+    const sim_link_spec *spec;
+    uint32_t from, to;
+    int sender;              /* handle in the sending endpoint, -1 if not open */
+    uint32_t sender_incarnation;
+    uint64_t run;            /* the current run, once an event named it */
+    int started;             /* start time reached */
+    /* The application's records, numbered from 0. */
+    uint64_t written;        /* produced */
+    uint64_t queued_next;    /* next to hand to the core */
+    uint64_t run_base;       /* application number of the current run's record 0 */
+    uint64_t stored;         /* confirmed stored (STORED) */
+    uint64_t *write_ns;      /* write time per record (grown as needed) */
+    size_t write_capacity;
+    uint8_t *handed;         /* receiver side: 1 once a record was handed over (first time) */
+    size_t handed_capacity;
+    int writing_over;        /* count reached or until passed */
+    int fill_wanted;         /* try pure_link_send at the next service */
+    int close_called, closed, done;
+    uint64_t done_ns;
+    uint8_t *record;         /* scratch bytes of one record */
+    /* Counters. */
+    uint64_t records_sent, send_full, send_too_big, send_errors;
+    uint64_t refused_events, released_events, stored_events, epoch_events;
+    uint64_t host_delivered, host_stored, host_stored_bytes, duplicates, out_of_order;
+    uint64_t *latency_ns;    /* paced: write -> first hand-over */
+    size_t latency_count, latency_capacity;
+    pure_link_stats past;    /* counters of senders of earlier incarnations */
+    pure_link_stats last;    /* the latest sample of the open sender */
+    uint32_t last_reason;
+} sim_link;
+
+typedef struct sim_options {
+    uint64_t seed;
+    int seed_given;          /* else the scenario's seed */
+    FILE *trace_file;        /* NULL: hash only */
+    FILE *pcap_file;
+    FILE *keylog_file;
+    FILE *progress;          /* progress lines and one-line logs; NULL: silent */
+} sim_options;
+
+typedef struct sim_world {
+    const sim_scenario *sc;
+    sim_options opt;
+    uint64_t seed;
+    sim_engine engine;
+    sim_trace trace;
+    sim_pcap pcap;
+    int pcap_on;
+    sim_node *nodes;
+    uint32_t node_count;
+    sim_link *links;
+    uint32_t link_count;
+    sim_path *paths;         /* [from * node_count + to] */
+    sim_path_params *path_params;
+    sim_packet *free_packets;
+    uint64_t packets_allocated;
+    uint64_t next_packet_id;
+    uint64_t end_ns;         /* when the run ended */
+    int stopped;
+    const char *error;       /* why the run failed, or NULL */
+    char error_text[256];
+    /* Progress. */
+    uint64_t progress_last_bytes;
+    /* Totals. */
+    uint64_t datagrams_routed, datagrams_unroutable, arrivals_dropped_down;
+    uint64_t keylog_lines;
+} sim_world;
+
+/* ---- sim_world.c ---- */
+int sim_world_init(sim_world *w, const sim_scenario *sc, const sim_options *opt, char *err, size_t err_len);
+/* Runs to the end (duration, all links done, or an error).  Returns 0, or -1 if the run
+ * ended with an error (w->error says why; the figures are still valid up to then). */
+int sim_world_run(sim_world *w);
+void sim_world_free(sim_world *w);
+/* Ends the run now with an error. */
+void sim_world_fail(sim_world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A datagram from node `from` to the node at `to` leaves now. */
+void sim_world_route(sim_world *w, uint32_t from, const pure_link_addr *to, sim_packet *pkt);
+sim_packet *sim_packet_alloc(sim_world *w);
+void sim_packet_free(sim_world *w, sim_packet *pkt);
+/* Schedules an event; a failure ends the run. */
+void sim_world_at(sim_world *w, uint64_t at_ns, sim_event_kind kind, uint32_t target, uint64_t arg, void *ptr);
+/* Prints one log line to the progress stream, if any. */
+void sim_world_log(sim_world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Node name for the trace. */
+static inline const char *sim_node_name(const sim_world *w, uint32_t node) { return w->nodes[node].spec->name; }
+
+/* ---- sim_node.c ---- */
+int sim_node_setup(sim_world *w, sim_node *n, char *err, size_t err_len);
+void sim_node_start(sim_world *w, sim_node *n);      /* (re)starts the endpoint */
+void sim_node_crash(sim_world *w, sim_node *n);
+void sim_node_free(sim_node *n);
+/* After any call into the endpoint: drain events, pull datagrams, reschedule its wake-up. */
+void sim_node_service(sim_world *w, sim_node *n);
+void sim_node_on_arrival(sim_world *w, sim_node *n, sim_packet *pkt);
+void sim_node_on_wake(sim_world *w, sim_node *n, uint64_t gen);
+void sim_node_on_disk(sim_world *w, sim_node *n, uint64_t incarnation);
+/* Records a failed API call on this node (counted, traced). */
+void sim_node_api_error(sim_world *w, sim_node *n, const char *call, int code);
+int sim_node_up(const sim_node *n);
+/* Endpoint totals over every incarnation (sender = -1). */
+void sim_node_stats(const sim_node *n, pure_link_stats *out);
+void sim_stats_add(pure_link_stats *sum, const pure_link_stats *add);
+
+/* ---- sim_sender.c ---- */
+int sim_link_setup(sim_world *w, sim_link *l, char *err, size_t err_len);
+void sim_link_free(sim_link *l);
+void sim_link_on_start(sim_world *w, sim_link *l);
+void sim_link_open(sim_world *w, sim_link *l);       /* opens its sender on a running node */
+void sim_link_on_crash(sim_world *w, sim_link *l);   /* the sending node crashed */
+void sim_link_on_write(sim_world *w, sim_link *l, uint64_t number);
+void sim_link_on_until(sim_world *w, sim_link *l);
+/* Hands waiting records to the core; returns 1 if any was taken. */
+int sim_link_fill(sim_world *w, sim_link *l);
+void sim_link_on_event(sim_world *w, sim_link *l, const pure_link_event *ev);
+/* Sender statistics over every incarnation. */
+void sim_link_stats(const sim_world *w, const sim_link *l, pure_link_stats *out);
+
+/* ---- sim_receiver.c ---- */
+void sim_receiver_on_stream_open(sim_world *w, sim_node *n, const pure_link_event *ev);
+void sim_receiver_on_record(sim_world *w, sim_node *n, const pure_link_event *ev);
+void sim_receiver_on_store(sim_world *w, sim_node *n, uint32_t run_index);
+void sim_receiver_on_crash(sim_world *w, sim_node *n);
+void sim_receiver_free(sim_node *n);
+
+/* ---- sim_report.c ---- */
+typedef struct sim_totals {
+    double virtual_s;
+    uint64_t packets_sent, packets_received;
+    uint64_t records_sent, records_delivered, records_stored, stored_bytes, duplicates_delivered, out_of_order;
+    double goodput_mbit, records_per_s;
+    uint64_t lost_notices, refused_notices, refused_events, run_key_builds, x25519_ops, epochs;
+    uint64_t packets_lost, packets_retransmitted;
+    uint64_t latency_count;
+    double latency_ms_p50, latency_ms_p99, latency_ms_max;
+} sim_totals;
+
+void sim_report_totals(const sim_world *w, sim_totals *t);
+/* Percentile (0..100) of n samples, sorted in place; 0 if n == 0. */
+uint64_t sim_percentile(uint64_t *samples, size_t n, unsigned percent);
+void sim_report_progress(sim_world *w);
+void sim_report_words(const sim_world *w, FILE *out);
+/* One JSON object on one line.  wall_s < 0 leaves out the wall-clock figures. */
+void sim_report_json(const sim_world *w, FILE *out, double wall_s);
+
+#endif

@@ -1,0 +1,752 @@
+/* test_sim.c: the simulator's engine, path model, trace, pcap, disk and scenario parser,
+ * with synthetic traffic (not the core), and then whole runs through the core. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "sim_disk.h"
+#include "sim_engine.h"
+#include "sim_path.h"
+#include "sim_pcap.h"
+#include "sim_rng.h"
+#include "sim_scenario.h"
+#include "sim_trace.h"
+#include "sim_value.h"
+#include "sim_world.h"
+
+#define MS 1000000ull
+#define SEC 1000000000ull
+
+/* ---- engine ---- */
+
+static void engine_orders_by_time_then_sequence(void) {
+    sim_engine e;
+    sim_engine_init(&e, 0);
+    /* (time, tag): equal times must come out in scheduling order. */
+    static const uint64_t times[] = {50, 10, 50, 30, 10, 50, 0, 30};
+    for (uint32_t i = 0; i < 8; i++) CHECK(sim_engine_at(&e, times[i], 1, i, 0, NULL) == 0);
+    static const uint32_t want[] = {6, 1, 4, 3, 7, 0, 2, 5};
+    sim_event ev;
+    for (uint32_t i = 0; i < 8; i++) {
+        CHECK(sim_engine_next(&e, UINT64_MAX, &ev) == SIM_STEP_EVENT);
+        CHECK_EQ_U(ev.target, want[i]);
+        CHECK_EQ_U(e.now_ns, times[want[i]]);
+    }
+    CHECK(sim_engine_next(&e, UINT64_MAX, &ev) == SIM_STEP_IDLE);
+    sim_engine_free(&e);
+}
+
+static void engine_random_schedule_is_stable(void) {
+    sim_engine e;
+    sim_engine_init(&e, 0);
+    sim_rng rng;
+    sim_rng_seed(&rng, 7);
+    enum { N = 20000 };
+    for (uint32_t i = 0; i < N; i++) CHECK(sim_engine_at(&e, sim_rng_below(&rng, 100), 0, i, 0, NULL) == 0);
+    sim_event ev, prev = {0, 0, 0, 0, 0, NULL};
+    for (uint32_t i = 0; i < N; i++) {
+        CHECK(sim_engine_next(&e, UINT64_MAX, &ev) == SIM_STEP_EVENT);
+        if (i > 0) {
+            CHECK(ev.at_ns >= prev.at_ns);
+            if (ev.at_ns == prev.at_ns) CHECK(ev.target > prev.target); /* scheduling order */
+        }
+        /* Events scheduled while running interleave correctly. */
+        if (i % 7 == 0 && i < N / 2) CHECK(sim_engine_at(&e, e.now_ns + 5, 0, N + i, 0, NULL) == 0);
+        prev = ev;
+    }
+    sim_engine_free(&e);
+}
+
+static void engine_until_and_limit(void) {
+    sim_engine e;
+    sim_engine_init(&e, 10);
+    for (uint32_t i = 0; i < 20; i++) sim_engine_at(&e, 100 + i, 0, i, 0, NULL);
+    sim_event ev;
+    CHECK(sim_engine_next(&e, 50, &ev) == SIM_STEP_IDLE);
+    CHECK_EQ_U(e.now_ns, 50); /* the clock moves to the horizon */
+    for (int i = 0; i < 10; i++) CHECK(sim_engine_next(&e, UINT64_MAX, &ev) == SIM_STEP_EVENT);
+    CHECK(sim_engine_next(&e, UINT64_MAX, &ev) == SIM_STEP_LIMIT);
+    CHECK(e.over_limit);
+    sim_engine_free(&e);
+}
+
+/* ---- PRNG ---- */
+
+static void rng_known_answers(void) {
+    uint64_t s = 0;
+    CHECK(sim_splitmix64(&s) == 0xe220a8397b1dcdafull); /* splitmix64 from 0 */
+    sim_rng r = {{1, 2, 3, 4}};
+    static const uint64_t want[] = {11520u, 0u, 1509978240u, 1215971899390074240ull};
+    for (int i = 0; i < 4; i++) CHECK(sim_rng_next(&r) == want[i]); /* xoshiro256** reference */
+}
+
+static void rng_reproducible_and_independent(void) {
+    sim_rng a, b, c;
+    sim_rng_derive(&a, 42, "path:a>b");
+    sim_rng_derive(&b, 42, "path:a>b");
+    sim_rng_derive(&c, 42, "path:b>a");
+    int differ = 0;
+    for (int i = 0; i < 1000; i++) {
+        uint64_t x = sim_rng_next(&a);
+        CHECK(x == sim_rng_next(&b));
+        differ |= x != sim_rng_next(&c);
+    }
+    CHECK(differ);
+    sim_rng_derive(&b, 43, "path:a>b");
+    sim_rng_derive(&a, 42, "path:a>b");
+    CHECK(sim_rng_next(&a) != sim_rng_next(&b));
+    /* below() stays in range and reaches both ends. */
+    int lo = 0, hi = 0;
+    for (int i = 0; i < 10000; i++) {
+        uint64_t v = sim_rng_below(&a, 10);
+        CHECK(v < 10);
+        lo |= v == 0;
+        hi |= v == 9;
+    }
+    CHECK(lo && hi);
+}
+
+/* ---- path model with a synthetic source ---- */
+
+enum { EV_SEND = 1, EV_ARRIVE = 2 };
+
+static void path_rate_matches_bottleneck(void) {
+    sim_path_params pp;
+    sim_path_params_default(&pp);
+    pp.rate_bps = 50000000;
+    pp.delay_ns = 10 * MS;
+    pp.queue_bytes = 1000000;
+    sim_path path;
+    sim_path_init(&path, &pp, 10 * MS, 1, "t");
+    sim_engine e;
+    sim_engine_init(&e, 0);
+    /* The source offers 1,200 B datagrams at twice the bottleneck rate for 3 s. */
+    const uint64_t gap = 96000; /* ns: 1,228 B * 8 / 100 Mbit/s = 98 us; a bit faster still */
+    sim_engine_at(&e, 0, EV_SEND, 0, 0, NULL);
+    uint64_t bytes = 0, first = 0, last = 0;
+    sim_event ev;
+    while (sim_engine_next(&e, 3 * SEC, &ev) == SIM_STEP_EVENT) {
+        if (ev.kind == EV_SEND) {
+            sim_copy c[SIM_PATH_COPIES_MOST];
+            size_t n = sim_path_send(&path, e.now_ns, 1200, c);
+            for (size_t i = 0; i < n; i++)
+                if (c[i].fate == SIM_FATE_ARRIVE) sim_engine_at(&e, c[i].arrive_ns, EV_ARRIVE, 0, 0, NULL);
+            sim_engine_at(&e, e.now_ns + gap, EV_SEND, 0, 0, NULL);
+        } else if (e.now_ns >= 1 * SEC && e.now_ns < 2 * SEC) {
+            /* Steady state: count what arrives in one second. */
+            if (!first) first = e.now_ns;
+            last = e.now_ns;
+            bytes += 1200 + SIM_PATH_OVERHEAD_DEFAULT;
+        }
+    }
+    CHECK(path.counters.dropped_queue > 0); /* the source did saturate it */
+    double rate = (double)(bytes - 1228) * 8 / ((double)(last - first) / 1e9);
+    fprintf(stderr, "  delivered %.0f bit/s of 50,000,000\n", rate);
+    CHECK(fabs(rate - 50e6) < 0.01 * 50e6);
+    CHECK(path.counters.queue_bytes_peak <= 1000000);
+    sim_path_free(&path);
+    sim_engine_free(&e);
+}
+
+static void path_delay_and_jitter_bounds(void) {
+    sim_path_params pp;
+    sim_path_params_default(&pp);
+    pp.delay_ns = 20 * MS;
+    pp.jitter_ns = 5 * MS;
+    sim_path path;
+    sim_path_init(&path, &pp, 0, 3, "t");
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint64_t i = 0; i < 20000; i++) {
+        uint64_t now = i * 50000;
+        sim_copy c[SIM_PATH_COPIES_MOST];
+        CHECK(sim_path_send(&path, now, 1000, c) == 1);
+        CHECK(c[0].fate == SIM_FATE_ARRIVE);
+        uint64_t d = c[0].arrive_ns - now;
+        CHECK(d >= 20 * MS && d <= 25 * MS);
+        if (d < lo) lo = d;
+        if (d > hi) hi = d;
+    }
+    CHECK(lo < 20 * MS + 50000 && hi > 25 * MS - 50000); /* the whole range is used */
+    /* With a bottleneck the delay is at least serialisation + propagation. */
+    pp.rate_bps = 10000000;
+    pp.queue_bytes = 100000;
+    sim_path_set(&path, &pp, 0);
+    for (uint64_t i = 0; i < 2000; i++) {
+        uint64_t now = 2 * SEC + i * 2 * MS;
+        sim_copy c[SIM_PATH_COPIES_MOST];
+        sim_path_send(&path, now, 1000, c);
+        CHECK(c[0].fate == SIM_FATE_ARRIVE);
+        uint64_t ser = sim_path_serialise_ns(&path, 1000);
+        CHECK(c[0].arrive_ns - now >= ser - 1 + 20 * MS);
+        CHECK(c[0].arrive_ns - now <= ser + 25 * MS); /* one packet per 2 ms never queues */
+    }
+    sim_path_free(&path);
+}
+
+static void loss_within_binomial_bound(uint32_t ppb) {
+    sim_path_params pp;
+    sim_path_params_default(&pp);
+    pp.loss_ppb = ppb;
+    sim_path path;
+    sim_path_init(&path, &pp, 0, 11, "loss");
+    const uint64_t n = 100000;
+    uint64_t lost = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        sim_copy c[SIM_PATH_COPIES_MOST];
+        sim_path_send(&path, i, 100, c);
+        lost += c[0].fate == SIM_FATE_LOSS;
+    }
+    double p = (double)ppb / 1e9, mean = n * p, sigma = sqrt(n * p * (1 - p));
+    fprintf(stderr, "  lost %llu of %llu (expected %.0f +- %.0f)\n", (unsigned long long)lost, (unsigned long long)n,
+            mean, 4 * sigma);
+    CHECK(fabs((double)lost - mean) <= 4 * sigma);
+    CHECK_EQ_U(lost, path.counters.dropped_loss);
+    sim_path_free(&path);
+}
+
+static void path_loss_1_percent(void) { loss_within_binomial_bound(10000000); }
+static void path_loss_5_percent(void) { loss_within_binomial_bound(50000000); }
+
+static void path_jitter_reorders(void) {
+    sim_path_params pp;
+    sim_path_params_default(&pp);
+    pp.delay_ns = 10 * MS;
+    pp.jitter_ns = 3 * MS;
+    pp.rate_bps = 50000000;
+    sim_path path;
+    sim_path_init(&path, &pp, 10 * MS, 5, "t");
+    uint64_t prev_arrive = 0;
+    int overtaken = 0;
+    for (uint64_t i = 0; i < 1000; i++) {
+        sim_copy c[SIM_PATH_COPIES_MOST];
+        sim_path_send(&path, i * 250000, 1200, c);
+        CHECK(c[0].fate == SIM_FATE_ARRIVE);
+        if (c[0].arrive_ns < prev_arrive) overtaken++; /* a later datagram arrives first */
+        prev_arrive = c[0].arrive_ns;
+    }
+    CHECK(overtaken > 0);
+    CHECK(path.counters.reordered > 0);
+    /* Without jitter the bottleneck keeps order. */
+    pp.jitter_ns = 0;
+    sim_path_set(&path, &pp, 10 * MS);
+    prev_arrive = 0;
+    for (uint64_t i = 0; i < 1000; i++) {
+        sim_copy c[SIM_PATH_COPIES_MOST];
+        sim_path_send(&path, SEC + i * 250000, 1200, c);
+        CHECK(c[0].fate == SIM_FATE_ARRIVE);
+        CHECK(c[0].arrive_ns >= prev_arrive);
+        prev_arrive = c[0].arrive_ns;
+    }
+    sim_path_free(&path);
+}
+
+static void path_drop_tail_queue(void) {
+    sim_path_params pp;
+    sim_path_params_default(&pp);
+    pp.rate_bps = 1000000;
+    pp.queue_bytes = 10000;
+    sim_path path;
+    sim_path_init(&path, &pp, 0, 9, "t");
+    /* 100 datagrams of 1,000 B (+28) at one instant: 9 fit in 10,000 B. */
+    uint64_t kept = 0;
+    for (int i = 0; i < 100; i++) {
+        sim_copy c[SIM_PATH_COPIES_MOST];
+        sim_path_send(&path, 0, 1000, c);
+        kept += c[0].fate == SIM_FATE_ARRIVE;
+        CHECK(sim_path_queued_bytes(&path, 0) <= 10000);
+    }
+    CHECK_EQ_U(kept, 10000 / 1028);
+    CHECK_EQ_U(path.counters.dropped_queue, 100 - kept);
+    CHECK(path.counters.queue_bytes_peak <= 10000);
+    /* Once the first datagram has left, one more fits. */
+    uint64_t ser = sim_path_serialise_ns(&path, 1000);
+    CHECK(sim_path_queued_bytes(&path, ser) == (kept - 1) * 1028);
+    sim_copy c[SIM_PATH_COPIES_MOST];
+    sim_path_send(&path, ser, 1000, c);
+    CHECK(c[0].fate == SIM_FATE_ARRIVE);
+    sim_path_send(&path, ser, 1000, c);
+    CHECK(c[0].fate == SIM_FATE_QUEUE);
+    /* The automatic queue is one bandwidth-delay product of the round trip. */
+    pp.queue_bytes = 0;
+    pp.rate_bps = 50000000;
+    pp.delay_ns = 20 * MS;
+    sim_path_set(&path, &pp, 20 * MS);
+    CHECK_EQ_U(path.queue_limit_bytes, 50000000ull / 8 * 40 / 1000);
+    sim_path_free(&path);
+}
+
+static void path_gilbert_elliott_mean(void) {
+    sim_path_params pp;
+    sim_path_params_default(&pp);
+    pp.ge_p_ppb = 10000000;       /* 1 % good -> bad */
+    pp.ge_r_ppb = 100000000;      /* 10 % bad -> good */
+    pp.ge_loss_bad_ppb = 500000000;
+    pp.ge_loss_good_ppb = 1000000;
+    sim_path path;
+    sim_path_init(&path, &pp, 0, 13, "ge");
+    const uint64_t n = 1000000;
+    uint64_t lost = 0, run = 0, longest = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        sim_copy c[SIM_PATH_COPIES_MOST];
+        sim_path_send(&path, i, 100, c);
+        int l = c[0].fate == SIM_FATE_LOSS;
+        lost += (uint64_t)l;
+        run = l ? run + 1 : 0;
+        if (run > longest) longest = run;
+    }
+    double pi_bad = 0.01 / (0.01 + 0.1);
+    double mean = pi_bad * 0.5 + (1 - pi_bad) * 0.001;
+    double got = (double)lost / n, bad = (double)path.counters.ge_bad_steps / n;
+    fprintf(stderr, "  loss %.5f (stationary %.5f), bad %.4f (%.4f), longest burst %llu\n", got, mean, bad, pi_bad,
+            (unsigned long long)longest);
+    /* Bursts correlate the draws; 8 % covers about 4 sigma for a million datagrams. */
+    CHECK(fabs(got - mean) < 0.08 * mean);
+    CHECK(fabs(bad - pi_bad) < 0.08 * pi_bad);
+    CHECK_EQ_U(lost, path.counters.dropped_burst + path.counters.dropped_loss);
+    CHECK(longest >= 4); /* losses come in bursts */
+    sim_path_free(&path);
+}
+
+static void path_duplication_and_corruption(void) {
+    sim_path_params pp;
+    sim_path_params_default(&pp);
+    pp.dup_ppb = 20000000;     /* 2 % */
+    pp.corrupt_ppb = 30000000; /* 3 % per copy */
+    sim_path path;
+    sim_path_init(&path, &pp, 0, 17, "t");
+    const uint64_t n = 100000;
+    uint64_t copies = 0, corrupt = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        sim_copy c[SIM_PATH_COPIES_MOST];
+        size_t k = sim_path_send(&path, i, 200, c);
+        copies += k;
+        for (size_t j = 0; j < k; j++) {
+            CHECK(c[j].fate == SIM_FATE_ARRIVE);
+            if (c[j].corrupt_bit >= 0) {
+                CHECK(c[j].corrupt_bit < 200 * 8);
+                corrupt++;
+            }
+        }
+    }
+    double dup_mean = n * 0.02, dup_sigma = sqrt(n * 0.02 * 0.98);
+    double cor_mean = copies * 0.03, cor_sigma = sqrt(copies * 0.03 * 0.97);
+    CHECK_EQ_U(copies - n, path.counters.duplicated);
+    CHECK(fabs((double)(copies - n) - dup_mean) <= 4 * dup_sigma);
+    CHECK_EQ_U(corrupt, path.counters.corrupted);
+    CHECK(fabs((double)corrupt - cor_mean) <= 4 * cor_sigma);
+    sim_path_free(&path);
+}
+
+/* ---- values and scenarios ---- */
+
+static void values_parse_exactly(void) {
+    uint64_t v;
+    uint32_t p;
+    CHECK(sim_value_duration_ns("1.5ms", &v) == 0 && v == 1500000);
+    CHECK(sim_value_duration_ns("10s", &v) == 0 && v == 10 * SEC);
+    CHECK(sim_value_duration_ns("250 us", &v) == 0 && v == 250000);
+    CHECK(sim_value_duration_ns("0", &v) == 0 && v == 0);
+    CHECK(sim_value_duration_ns("5", &v) != 0); /* a duration needs a unit */
+    CHECK(sim_value_duration_ns("5 parsecs", &v) != 0);
+    CHECK(sim_value_rate_bps("50Mbit", &v) == 0 && v == 50000000);
+    CHECK(sim_value_rate_bps("1.5 Gbit/s", &v) == 0 && v == 1500000000);
+    CHECK(sim_value_bytes("1KiB", &v) == 0 && v == 1024);
+    CHECK(sim_value_bytes("16MiB", &v) == 0 && v == 16777216);
+    CHECK(sim_value_bytes("16777217", &v) == 0 && v == 16777217);
+    CHECK(sim_value_ppb("5%", &p) == 0 && p == 50000000);
+    CHECK(sim_value_ppb("0.01", &p) == 0 && p == 10000000);
+    CHECK(sim_value_ppb("1", &p) == 0 && p == 1000000000);
+    CHECK(sim_value_ppb("1.5", &p) != 0);
+    CHECK(sim_value_per_s("50/s", &v) == 0 && v == 50000);
+    CHECK(sim_value_per_s("0.5/s", &v) == 0 && v == 500);
+}
+
+static void scenario_parses_every_kind_of_key(void) {
+    static const char text[] =
+        "# a comment\n"
+        "seed: 7\n"
+        "duration: 30s\n"
+        "path.rate: 50Mbit\n"
+        "path.delay: 10ms   # one way\n"
+        "path.loss: 1%\n"
+        "path.b>a.loss: 0\n"
+        "path.a<>b.jitter: 3ms\n"
+        "at 10s path.loss 5%\n"
+        "at: 12s path.a>b.delay: 50ms\n"
+        "node: a\n"
+        "node: b\n"
+        "store_latency: 2ms\n"
+        "input: in shape 3 at 10s\n"
+        "wire: a out1,out2\n"
+        "crash: 3s restart 4s\n"
+        "runs_most: 8\n"
+        "link: a > b\n"
+        "source: out1\n"
+        "input: in\n"
+        "shape: 3\n"
+        "mode: paced\n"
+        "rate: 50/s\n"
+        "record_bytes: 1KiB\n"
+        "count: 200\n";
+    sim_scenario *sc = calloc(1, sizeof *sc);
+    char err[256];
+    int r = sim_scenario_parse(sc, text, err, sizeof err);
+    if (r != 0) fprintf(stderr, "  %s\n", err);
+    CHECK(r == 0);
+    CHECK_EQ_U(sc->seed, 7);
+    CHECK_EQ_U(sc->duration_ns, 30 * SEC);
+    CHECK_EQ_U(sc->node_count, 2);
+    CHECK_EQ_U(sc->link_count, 1);
+    const sim_node_spec *b = &sc->nodes[1];
+    CHECK_EQ_U(b->store_latency_ns, 2 * MS);
+    CHECK_EQ_U(b->input_count, 1);
+    CHECK_EQ_U(b->inputs[0].shape, 3);
+    CHECK_EQ_U(b->inputs[0].at_ns, 10 * SEC);
+    CHECK(strcmp(b->wires[0].sources, "out1\nout2") == 0);
+    CHECK_EQ_U(b->crashes[0].restart_ns, 4 * SEC);
+    CHECK_EQ_U(b->endpoint.runs_most, 8);
+    const sim_link_spec *l = &sc->links[0];
+    CHECK(l->from == 0 && l->to == 1 && l->mode == SIM_MODE_PACED);
+    CHECK_EQ_U(l->rate_milli_per_s, 50000);
+    CHECK_EQ_U(l->count, 200);
+    sim_path_params ab, ba;
+    sim_scenario_path_params(sc, 0, 1, &ab);
+    sim_scenario_path_params(sc, 1, 0, &ba);
+    CHECK_EQ_U(ab.loss_ppb, 10000000);
+    CHECK_EQ_U(ba.loss_ppb, 0);
+    CHECK_EQ_U(ab.jitter_ns, 3 * MS);
+    CHECK_EQ_U(ba.jitter_ns, 3 * MS);
+    CHECK_EQ_U(ab.rate_bps, 50000000);
+    CHECK_EQ_U(sc->change_count, 2);
+    CHECK(sc->changes[0].all && sc->changes[0].field == SIM_PF_LOSS && sc->changes[0].value == 50000000);
+    CHECK(sc->changes[1].from == 0 && sc->changes[1].to == 1 && sc->changes[1].value == 50 * MS);
+    /* Errors name the line. */
+    CHECK(sim_scenario_parse(sc, "node: a\nnode: b\nbogus: 1\n", err, sizeof err) != 0);
+    CHECK(strstr(err, "line 3") != NULL);
+    CHECK(sim_scenario_parse(sc, "node: a\nnode: b\nlink: a > c\n", err, sizeof err) != 0);
+    free(sc);
+}
+
+/* ---- trace ---- */
+
+static void trace_is_json_seq_and_hashed(void) {
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    sim_trace t;
+    sim_trace_init(&t, f, 5);
+    sim_trace_begin(&t, 123, "transport:packet_sent");
+    sim_trace_str(&t, "from", "a\"b");
+    sim_trace_u64(&t, "len", 1452);
+    sim_trace_i64(&t, "code", -3);
+    sim_trace_end(&t);
+    fflush(f);
+    long size = ftell(f);
+    CHECK(size > 0 && (uint64_t)size == t.bytes);
+    rewind(f);
+    char *buf = malloc((size_t)size);
+    CHECK(fread(buf, 1, (size_t)size, f) == (size_t)size);
+    CHECK(sim_fnv1a64(SIM_FNV64_BASIS, buf, (size_t)size) == t.hash);
+    /* Two records, each 0x1E ... '\n'. */
+    CHECK(buf[0] == 0x1e && buf[size - 1] == '\n');
+    const char *second = memchr(buf + 1, 0x1e, (size_t)size - 1);
+    CHECK(second != NULL && second[-1] == '\n');
+    static const char want[] =
+        "\x1e{\"time\":123,\"name\":\"transport:packet_sent\",\"data\":{\"from\":\"a\\\"b\",\"len\":1452,\"code\":-3}}\n";
+    CHECK((size_t)(buf + size - second) == strlen(want));
+    CHECK(memcmp(second, want, strlen(want)) == 0);
+    /* The hash does not need the file. */
+    sim_trace u;
+    sim_trace_init(&u, NULL, 5);
+    sim_trace_begin(&u, 123, "transport:packet_sent");
+    sim_trace_str(&u, "from", "a\"b");
+    sim_trace_u64(&u, "len", 1452);
+    sim_trace_i64(&u, "code", -3);
+    sim_trace_end(&u);
+    CHECK(u.hash == t.hash);
+    free(buf);
+    fclose(f);
+}
+
+/* ---- pcap ---- */
+
+static void pcap_headers_have_valid_checksums(void) {
+    sim_pcap_endpoint a = {{10, 0, 0, 1}, 4433}, b = {{10, 0, 0, 2}, 4434};
+    uint8_t payload[301];
+    for (size_t i = 0; i < sizeof payload; i++) payload[i] = (uint8_t)(i * 7);
+    uint8_t h[SIM_PCAP_HEADERS_BYTES];
+    sim_pcap_headers(h, &a, &b, 77, payload, sizeof payload);
+    CHECK(h[0] == 0x45 && h[9] == 17);
+    CHECK_EQ_U((unsigned)h[2] << 8 | h[3], sizeof payload + 28);
+    CHECK_EQ_U((unsigned)h[24] << 8 | h[25], sizeof payload + 8);
+    CHECK_EQ_U(sim_pcap_sum(0, h, 20), 0xffff); /* IPv4 header checksum verifies */
+    uint8_t pseudo[12] = {10, 0, 0, 1, 10, 0, 0, 2, 0, 17, (uint8_t)((sizeof payload + 8) >> 8),
+                          (uint8_t)(sizeof payload + 8)};
+    uint32_t s = sim_pcap_sum(0, pseudo, 12);
+    s = sim_pcap_sum(s, h + 20, 8);
+    s = sim_pcap_sum(s, payload, sizeof payload);
+    CHECK_EQ_U(s, 0xffff); /* UDP checksum verifies */
+    /* A file: header and one record. */
+    FILE *f = tmpfile();
+    sim_pcap p;
+    CHECK(sim_pcap_init(&p, f) == 0);
+    sim_pcap_write(&p, 1500000123ull, &a, &b, payload, sizeof payload);
+    CHECK_EQ_U(ftell(f), 24 + 16 + 28 + sizeof payload);
+    rewind(f);
+    uint8_t fh[40];
+    CHECK(fread(fh, 1, 40, f) == 40);
+    CHECK(fh[0] == 0x4d && fh[1] == 0x3c && fh[2] == 0xb2 && fh[3] == 0xa1); /* ns magic, LE */
+    CHECK_EQ_U(fh[20], 101);
+    CHECK_EQ_U(fh[24], 1); /* seconds */
+    CHECK_EQ_U((uint32_t)fh[28] | (uint32_t)fh[29] << 8 | (uint32_t)fh[30] << 16 | (uint32_t)fh[31] << 24, 500000123);
+    fclose(f);
+}
+
+/* ---- disk ---- */
+
+static void disk_syncs_in_order_and_crashes(void) {
+    sim_disk d;
+    CHECK(sim_disk_init(&d, 64, MS, SIM_DISK_CRASH_DROP) == 0);
+    uint8_t x[8], y[8];
+    memset(x, 0xaa, 8);
+    memset(y, 0xbb, 8);
+    uint64_t done1, done2, tok;
+    CHECK(sim_disk_write(&d, 0, 0, x, 8, 1, &done1) == 0);
+    CHECK(sim_disk_write(&d, 0, 8, y, 8, 2, &done2) == 0);
+    CHECK(done1 == MS && done2 >= done1);
+    CHECK(sim_disk_complete(&d, MS - 1, &tok) == 0);
+    CHECK(sim_disk_complete(&d, MS, &tok) == 1 && tok == 1);
+    CHECK(d.exists && d.image[0] == 0xaa && d.image[8] == 0);
+    sim_rng rng;
+    sim_rng_seed(&rng, 1);
+    sim_disk_crash_now(&d, &rng); /* the second write was not durable */
+    CHECK(d.image[8] == 0 && d.pending_count == 0 && d.dropped == 1);
+    sim_disk_free(&d);
+
+    /* Tearing keeps a prefix of the last unsynced write, and nothing of the others. */
+    CHECK(sim_disk_init(&d, 64, MS, SIM_DISK_CRASH_TEAR_LAST) == 0);
+    uint8_t z[32];
+    memset(z, 0xcc, sizeof z);
+    int partial = 0;
+    for (int trial = 0; trial < 20; trial++) {
+        memset(d.image, 0, 64);
+        CHECK(sim_disk_write(&d, 0, 0, x, 8, 1, &done1) == 0);
+        CHECK(sim_disk_write(&d, 0, 16, z, 32, 2, &done2) == 0);
+        sim_disk_crash_now(&d, &rng);
+        CHECK(d.image[0] == 0);
+        size_t k = 0;
+        while (k < 32 && d.image[16 + k] == 0xcc) k++;
+        for (size_t i = 16 + k; i < 48; i++) CHECK(d.image[i] == 0);
+        partial |= k > 0 && k < 32;
+    }
+    CHECK(partial);
+    CHECK_EQ_U(d.torn, 20);
+    sim_disk_free(&d);
+}
+
+/* ---- whole runs through the core ---- */
+
+/* Runs scenario text with a seed; the caller checks and frees the world. */
+static sim_world *run_scenario(const char *text, uint64_t seed, sim_scenario **sc_out) {
+    sim_scenario *sc = calloc(1, sizeof *sc);
+    char err[256];
+    if (sc == NULL || sim_scenario_parse(sc, text, err, sizeof err) != 0) {
+        fprintf(stderr, "  scenario: %s\n", err);
+        free(sc);
+        return NULL;
+    }
+    sim_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.seed = seed;
+    opt.seed_given = 1;
+    sim_world *w = calloc(1, sizeof *w);
+    if (w == NULL || sim_world_init(w, sc, &opt, err, sizeof err) != 0) {
+        fprintf(stderr, "  world: %s\n", err);
+        free(w);
+        free(sc);
+        return NULL;
+    }
+    sim_world_run(w);
+    if (w->error) fprintf(stderr, "  run error: %s\n", w->error);
+    *sc_out = sc;
+    return w;
+}
+
+static void free_run(sim_world *w, sim_scenario *sc) {
+    sim_world_free(w);
+    free(w);
+    free(sc);
+}
+
+static const char lossy_text[] =
+    "duration: 20s\n"
+    "path.rate: 20Mbit\n"
+    "path.delay: 10ms\n"
+    "path.loss: 2%\n"
+    "path.jitter: 1ms\n"
+    "node: a\n"
+    "node: b\n"
+    "store_latency: 1ms\n"
+    "link: a > b\n"
+    "record_bytes: 700\n"
+    "count: 2000\n";
+
+static void run_same_seed_same_trace(void) {
+    sim_scenario *sc1, *sc2, *sc3;
+    sim_world *w1 = run_scenario(lossy_text, 5, &sc1);
+    sim_world *w2 = run_scenario(lossy_text, 5, &sc2);
+    sim_world *w3 = run_scenario(lossy_text, 6, &sc3);
+    CHECK(w1 && w2 && w3);
+    CHECK(w1->error == NULL && w2->error == NULL && w3->error == NULL);
+    sim_totals t;
+    sim_report_totals(w1, &t);
+    CHECK(t.packets_sent > 1000 && t.records_stored > 0);
+    CHECK(w1->trace.hash == w2->trace.hash);       /* same seed: the same bytes */
+    CHECK(w1->trace.bytes == w2->trace.bytes);
+    CHECK(w1->end_ns == w2->end_ns);
+    CHECK(w1->trace.hash != w3->trace.hash);       /* another seed: another run */
+    free_run(w1, sc1);
+    free_run(w2, sc2);
+    free_run(w3, sc3);
+}
+
+static void run_lossy_path_delivers_each_record_once(void) {
+    /* Loss, reordering, duplication and corruption on both directions. */
+    static const char text[] =
+        "duration: 60s\n"
+        "path.rate: 20Mbit\n"
+        "path.delay: 10ms\n"
+        "path.loss: 2%\n"
+        "path.dup: 2%\n"
+        "path.corrupt: 1%\n"
+        "node: a\n"
+        "node: b\n"
+        "link: a > b\n"
+        "record_bytes: 700\n"
+        "count: 2000\n";
+    sim_scenario *sc;
+    sim_world *w = run_scenario(text, 9, &sc);
+    CHECK(w != NULL && w->error == NULL);
+    sim_totals t;
+    sim_report_totals(w, &t);
+    fprintf(stderr, "  stored %llu, handed %llu, duplicates %llu, out of order %llu, %.2f s\n",
+            (unsigned long long)t.records_stored, (unsigned long long)t.records_delivered,
+            (unsigned long long)t.duplicates_delivered, (unsigned long long)t.out_of_order, t.virtual_s);
+    CHECK(w->paths[0 * 2 + 1].counters.duplicated > 0 && w->paths[0 * 2 + 1].counters.corrupted > 0);
+    CHECK_EQ_U(t.records_stored, 2000);
+    CHECK_EQ_U(t.duplicates_delivered, 0);
+    CHECK_EQ_U(t.out_of_order, 0);
+    CHECK(w->links[0].done);
+    free_run(w, sc);
+}
+
+static void run_crash_and_restart_completes(void) {
+    static const char text[] =
+        "duration: 60s\n"
+        "path.rate: 20Mbit\n"
+        "path.delay: 10ms\n"
+        "path.loss: 0.5%\n"
+        "node: a\n"
+        "crash: 3s restart 3200ms\n"
+        "node: b\n"
+        "store_latency: 2ms\n"
+        "memo_crash: tear_last\n"
+        "crash: 1s restart 1500ms\n"
+        "link: a > b\n"
+        "record_bytes: 1KiB\n"
+        "mode: paced\n"
+        "rate: 1000/s\n"
+        "count: 5000\n";
+    sim_scenario *sc;
+    sim_world *w = run_scenario(text, 3, &sc);
+    CHECK(w != NULL && w->error == NULL);
+    sim_totals t;
+    sim_report_totals(w, &t);
+    fprintf(stderr, "  stored %llu of 5000 by %.2f s, duplicates %llu, out of order %llu\n",
+            (unsigned long long)w->links[0].stored, t.virtual_s, (unsigned long long)t.duplicates_delivered,
+            (unsigned long long)t.out_of_order);
+    CHECK_EQ_U(w->nodes[0].crashes, 1);
+    CHECK_EQ_U(w->nodes[1].crashes, 1);
+    CHECK_EQ_U(w->nodes[1].restarts, 1);
+    CHECK(w->links[0].done);                 /* every record confirmed stored */
+    CHECK_EQ_U(w->links[0].stored, 5000);
+    CHECK_EQ_U(t.duplicates_delivered, 0);
+    CHECK_EQ_U(t.out_of_order, 0);
+    CHECK(w->end_ns < 60 * SEC);
+    free_run(w, sc);
+}
+
+static void run_event_limit_ends_with_error(void) {
+    static const char text[] =
+        "events_most: 500\n"
+        "node: a\n"
+        "node: b\n"
+        "link: a > b\n"
+        "count: 1000\n";
+    sim_scenario *sc;
+    sim_world *w = run_scenario(text, 1, &sc);
+    CHECK(w != NULL);
+    CHECK(w->error != NULL && strstr(w->error, "event limit") != NULL);
+    CHECK_EQ_U(w->engine.events_run, 500);
+    free_run(w, sc);
+}
+
+static void run_timed_change_applies_from_its_time(void) {
+    static const char text[] =
+        "duration: 2s\n"
+        "path.rate: 10Mbit\n"
+        "path.delay: 5ms\n"
+        "at 1s path.a>b.loss: 100%\n"
+        "node: a\n"
+        "node: b\n"
+        "link: a > b\n"
+        "record_bytes: 500\n"
+        "until: 2s\n";
+    sim_scenario *sc = calloc(1, sizeof *sc);
+    char err[256];
+    CHECK(sim_scenario_parse(sc, text, err, sizeof err) == 0);
+    sim_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.trace_file = tmpfile();
+    CHECK(opt.trace_file != NULL);
+    sim_world *w = calloc(1, sizeof *w);
+    CHECK(sim_world_init(w, sc, &opt, err, sizeof err) == 0);
+    CHECK(sim_world_run(w) == 0);
+    CHECK(w->paths[1].counters.dropped_loss > 0);
+    /* Every loss is at or after 1 s, and the change is in the trace at 1 s. */
+    fflush(opt.trace_file);
+    rewind(opt.trace_file);
+    char line[SIM_TRACE_RECORD_MOST];
+    uint64_t losses = 0, changes = 0;
+    while (fgets(line, sizeof line, opt.trace_file)) {
+        unsigned long long t;
+        if (sscanf(line, "\x1e{\"time\":%llu,", &t) != 1) continue;
+        if (strstr(line, "\"why\":\"loss\"")) {
+            CHECK(t >= SEC);
+            losses++;
+        }
+        if (strstr(line, "sim:path_change")) {
+            CHECK(t == SEC);
+            changes++;
+        }
+    }
+    CHECK(losses == w->paths[1].counters.dropped_loss && changes == 1);
+    fclose(opt.trace_file);
+    sim_world_free(w);
+    free(w);
+    free(sc);
+}
+
+TEST_MAIN(TEST_CASE(engine_orders_by_time_then_sequence), TEST_CASE(engine_random_schedule_is_stable),
+          TEST_CASE(engine_until_and_limit), TEST_CASE(rng_known_answers),
+          TEST_CASE(rng_reproducible_and_independent), TEST_CASE(path_rate_matches_bottleneck),
+          TEST_CASE(path_delay_and_jitter_bounds), TEST_CASE(path_loss_1_percent), TEST_CASE(path_loss_5_percent),
+          TEST_CASE(path_jitter_reorders), TEST_CASE(path_drop_tail_queue), TEST_CASE(path_gilbert_elliott_mean),
+          TEST_CASE(path_duplication_and_corruption), TEST_CASE(values_parse_exactly),
+          TEST_CASE(scenario_parses_every_kind_of_key), TEST_CASE(trace_is_json_seq_and_hashed),
+          TEST_CASE(pcap_headers_have_valid_checksums), TEST_CASE(disk_syncs_in_order_and_crashes),
+          TEST_CASE(run_same_seed_same_trace), TEST_CASE(run_lossy_path_delivers_each_record_once),
+          TEST_CASE(run_crash_and_restart_completes), TEST_CASE(run_event_limit_ends_with_error),
+          TEST_CASE(run_timed_change_applies_from_its_time))
