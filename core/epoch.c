@@ -83,6 +83,6 @@ void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t 
      * acknowledges one.  Its stream state went too: bind again, resend unstored bytes. */
     s->pn_anchor = PL_NONE;
     s->stream_known = 0;
-    pl_rangeset_add(&s->resend, s->stored_off, s->next_off);
+    pl_rangeset_add_cover(&s->resend, s->stored_off, s->next_off);
     s->acked_end = s->stored_off;
 }

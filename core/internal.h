@@ -355,6 +355,7 @@ static inline size_t pl_strnlen(const char *s, size_t most) {
 /* ranges.c */
 void pl_rangeset_init(pl_rangeset *s, pl_range *store, uint32_t most);
 int pl_rangeset_add(pl_rangeset *s, uint64_t lo, uint64_t hi); /* 0, or -1 when full */
+void pl_rangeset_add_cover(pl_rangeset *s, uint64_t lo, uint64_t hi); /* never forgets */
 void pl_rangeset_add_pn(pl_rangeset *s, uint64_t pn);          /* drops the oldest when full */
 void pl_rangeset_remove_below(pl_rangeset *s, uint64_t lo);
 void pl_rangeset_remove(pl_rangeset *s, uint64_t lo, uint64_t hi);

@@ -268,7 +268,8 @@ typedef struct pure_link_stats {
     uint64_t spurious_losses, congestion_events, congestion_undos;
     uint64_t memo_runs_restored;
     uint64_t dropped_bad_header, dropped_unknown_key, dropped_auth, dropped_replay,
-             dropped_malformed, dropped_amplification, dropped_no_slot, dropped_stale_epoch;
+             dropped_malformed, dropped_amplification, dropped_no_slot, dropped_stale_epoch,
+             dropped_no_room;
 } pure_link_stats;
 
 /* Fills *out for one sender (sender >= 0) or for the whole endpoint (sender = -1). */

@@ -35,6 +35,38 @@ int pl_rangeset_add(pl_rangeset *s, uint64_t lo, uint64_t hi) {
     return 0;
 }
 
+/* Merges ranges that overlap or touch after a range grew. */
+static void coalesce(pl_rangeset *s) {
+    uint32_t out = 0;
+    for (uint32_t i = 1; i < s->count; i++) {
+        if (s->r[i].lo <= s->r[out].hi) {
+            if (s->r[i].hi > s->r[out].hi) s->r[out].hi = s->r[i].hi;
+        } else {
+            s->r[++out] = s->r[i];
+        }
+    }
+    if (s->count > 0) s->count = out + 1;
+}
+
+/* Adds [lo, hi); when the set is full, the range nearest to it grows to cover it.  The set
+ * may then hold more than was added: right for "bytes to send again", where an extra byte
+ * costs a duplicate and a forgotten one costs a stall. */
+void pl_rangeset_add_cover(pl_rangeset *s, uint64_t lo, uint64_t hi) {
+    if (pl_rangeset_add(s, lo, hi) == 0) return;
+    assert(s->count == s->most && s->most >= 1);
+    uint32_t i = 0;
+    while (i < s->count && s->r[i].lo < lo) i++;  /* r[i - 1] starts before, r[i] at or after */
+    int left = i > 0;
+    if (left && i < s->count) left = lo - s->r[i - 1].hi <= s->r[i].lo - hi;
+    if (left) {
+        if (hi > s->r[i - 1].hi) s->r[i - 1].hi = hi;
+    } else {
+        s->r[i].lo = lo;
+        if (hi > s->r[i].hi) s->r[i].hi = hi;
+    }
+    coalesce(s);
+}
+
 void pl_rangeset_remove(pl_rangeset *s, uint64_t lo, uint64_t hi) {
     for (uint32_t i = 0; i < s->count;) {
         pl_range *x = &s->r[i];

@@ -12,7 +12,7 @@ static void declare_lost(pl_sender *s, pl_sent *e, uint64_t now_ns) {
     s->offers_in_flight -= e->has_offer;
     s->responses_in_flight -= e->has_response;
     s->stats.packets_lost++;
-    if (e->len > 0) pl_rangeset_add(&s->resend, e->off, e->off + e->len);
+    if (e->len > 0) pl_rangeset_add_cover(&s->resend, e->off, e->off + e->len);
     if (e->trial && s->trial_pn == e->pn) {
         /* A lost trial is tried again at once: the wait was for the receiver's answer. */
         s->trial_pn = PL_NONE;
@@ -44,7 +44,7 @@ void pl_sender_requeue_oldest(pl_sender *s) {
     for (uint64_t pn = s->pn_oldest; pn < s->pn_next; pn++) {
         pl_sent *e = &s->sent[pn % s->sent_most];
         if (e->pn == pn && e->state == PL_SENT_FLIGHT && e->len > 0) {
-            pl_rangeset_add(&s->resend, e->off, e->off + e->len);
+            pl_rangeset_add_cover(&s->resend, e->off, e->off + e->len);
             return;
         }
     }
@@ -157,7 +157,7 @@ static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_
         /* The receiver lost the run's stream (a restart): bind it again from the stored
          * mark and send again every byte it had not stored. */
         s->stream_known = 0;
-        pl_rangeset_add(&s->resend, s->stored_off, s->next_off);
+        pl_rangeset_add_cover(&s->resend, s->stored_off, s->next_off);
         s->acked_end = s->stored_off;
     }
     pl_sender_detect_losses(pl, s, now_ns);

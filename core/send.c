@@ -289,7 +289,7 @@ void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns) {
     if (!s->refused && s->acked_end > s->stored_off &&
         now_ns >= s->stored_progress_ns + PL_RESEND_UNSTORED_NS) {
         /* Seed rule: records heard as received but not stored within 1 s are resent. */
-        pl_rangeset_add(&s->resend, s->stored_off, s->acked_end);
+        pl_rangeset_add_cover(&s->resend, s->stored_off, s->acked_end);
         s->stats.records_resent += pl_sender_record_at(s, s->acked_end - 1) - s->records_stored + 1;
         s->stored_progress_ns = now_ns;
     }

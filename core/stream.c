@@ -144,25 +144,34 @@ int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t store
 
 /* ---- Record bytes ---- */
 
-/* The receiver holds stream bytes [stored_off, stored_off + buffer) in its ring. */
-static void on_records(pure_link *pl, pl_run *r, const pl_frame *f) {
+/* The receiver holds stream bytes [stored_off, stored_off + buffer) in its ring.  Returns
+ * 0 when it had to leave bytes out for want of room (memory, or the table of holes): the
+ * packet is then not acknowledged, so the sender's loss recovery sends them again at once
+ * instead of waiting for the 1 s resend rule. */
+static int on_records(pure_link *pl, pl_run *r, const pl_frame *f) {
     /* RECORDS and RECORD have the same fields. */
     const pl_frame_data *rec = f->type == PL_FRAME_RECORDS ? &f->records : &f->record;
-    if (r->stream_state == PL_STREAM_NONE) { r->stream_unknown_flag = 1; return; }
-    if (r->stream_state == PL_STREAM_REFUSED) { r->refused_notice_pending = 1; return; }
+    if (r->stream_state == PL_STREAM_NONE) { r->stream_unknown_flag = 1; return 1; }
+    if (r->stream_state == PL_STREAM_REFUSED) { r->refused_notice_pending = 1; return 1; }
     uint64_t off = pl_offset_decode(r->deliver_off, rec->offset32);
     uint64_t lo = off, hi = off + rec->len;
     uint64_t window_hi = r->stored_off + pl->config.stream_buffer_bytes;
+    int whole = hi <= window_hi;
     if (lo < r->deliver_off) lo = r->deliver_off;
     if (hi > window_hi) hi = window_hi;  /* beyond memory: not accepted, the sender resends */
-    if (lo >= hi) return;
-    if (pl_rangeset_add(&r->have, lo, hi) != 0) return;  /* too many holes: drop, resent later */
+    if (lo >= hi) return whole;
+    if (pl_rangeset_add(&r->have, lo, hi) != 0) {
+        pl->stats.dropped_no_room++;
+        return 0;
+    }
     const uint8_t *src = rec->data + (lo - off);
     size_t n = (size_t)(hi - lo), size = pl->config.stream_buffer_bytes;
     size_t at = (size_t)(lo % size);
     size_t first = size - at < n ? size - at : n;
     memcpy(r->buf + at, src, first);
     memcpy(r->buf, src + first, n - first);
+    if (!whole) pl->stats.dropped_no_room++;
+    return whole;
 }
 
 /* Reads up to 8 bytes of the ring at stream offset off (fewer at the contiguous end). */
@@ -264,6 +273,7 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
         r->accept_pending = 0;
         r->timers[PL_RT_OLD_EPOCH] = now_ns + PL_OLD_EPOCH_NS;
     }
+    int accepted = 1;
     for (size_t at = 0; at < n;) {
         pl_frame f;
         int used = pl_frame_decode(&f, p + at, n - at, 0);
@@ -273,7 +283,7 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
         case PL_FRAME_OFFER: on_offer(pl, r, &f, epoch, now_ns); break;
         case PL_FRAME_STREAM: on_stream(pl, r, &f, now_ns); break;
         case PL_FRAME_RECORDS:
-        case PL_FRAME_RECORD: on_records(pl, r, &f); break;
+        case PL_FRAME_RECORD: accepted &= on_records(pl, r, &f); break;
         case PL_FRAME_RESPONSE:
             if (!r->validated && addr_equal(from, &r->addr) && memcmp(f.response.token, r->challenge_token, 16) == 0) {
                 r->validated = 1;
@@ -282,6 +292,13 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
             break;
         default: break;  /* PING, PADDING: only ask for an ACK */
         }
+    }
+    if (!accepted) {
+        /* Not acknowledged: as if lost (the replay window still holds it, and its bytes
+         * come again under a new number). */
+        pl_receiver_deliver(pl, r);
+        pl_run_emit(pl, r);
+        return;
     }
     pl_rangeset_add_pn(&r->acks, pn);
     if (highest) r->largest_recv_ns = now_ns;
