@@ -36,7 +36,7 @@ SIM_A    := $(B)/libpurelinksim.a
 SIM_BIN  := $(if $(wildcard sim/main.c),$(B)/pure-link-sim)
 TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
 
-.PHONY: all deps test demo bench install clean check-pure vectors
+.PHONY: all deps test demo bench install clean check-pure vectors fuzz
 all: deps $(LIB_A) $(LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors $(B)/packet_vectors
 
 deps:
@@ -105,6 +105,20 @@ $(B)/bench/%: tests/bench/%.c $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(SIM_A) $(LIB_A) $(LIBS)
+
+# Coverage-guided fuzzing with libFuzzer (clang).  FUZZ_RUNS executions per target.
+FUZZ_RUNS ?= 1000000
+FUZZ_FLAGS := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Icore
+$(B)/fuzz_codec: tests/fuzz/fuzz_codec.c $(CORE_SRC) $(wildcard core/*.h)
+	@mkdir -p $(B)
+	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_codec.c core/varint.c core/header.c core/codec.c
+$(B)/fuzz_endpoint: tests/fuzz/fuzz_endpoint.c $(CORE_SRC) $(wildcard core/*.h)
+	@mkdir -p $(B)
+	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_endpoint.c $(CORE_SRC) $(LIBS)
+fuzz: $(B)/fuzz_codec $(B)/fuzz_endpoint
+	@mkdir -p $(B)/corpus/codec $(B)/corpus/endpoint
+	$(B)/fuzz_codec -max_len=1500 -runs=$(FUZZ_RUNS) -print_final_stats=1 $(B)/corpus/codec
+	$(B)/fuzz_endpoint -max_len=8192 -runs=$(FUZZ_RUNS) -print_final_stats=1 $(B)/corpus/endpoint
 
 # The core may not allocate, print, read clocks or do I/O: its objects must not even
 # reference such symbols.  This runs as part of `make test`.
