@@ -172,6 +172,8 @@ PURE_LINK_API int pure_link_sender_open(pure_link *pl, const pure_link_sender_co
 PURE_LINK_API int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len, uint64_t now_ns);
 /* Stops taking records; the sender keeps delivering what is queued, then reports CLOSED. */
 PURE_LINK_API int pure_link_sender_close(pure_link *pl, int sender, uint64_t now_ns);
+/* The sender's run id (for logs and key logs). */
+PURE_LINK_API uint64_t pure_link_sender_run(const pure_link *pl, int sender);
 
 /* ---- Datagrams in and out. ---- */
 /* Feeds one received datagram.  Bad datagrams are dropped and counted; returns 0 or a
@@ -205,6 +207,15 @@ typedef enum pure_link_event_kind {
     PURE_LINK_EVENT_FATAL          /* the endpoint failed; `code` says why; reported once */
 } pure_link_event_kind;
 
+/* Which fields each kind fills (the others are 0, or -1 for handles):
+ *   STREAM_OPEN  stream, peer, run, source, input, shape, record (the sender's base record)
+ *   RECORD       stream, peer, run, record, data/len (+ data2/len2)
+ *   STORED       sender, run, record
+ *   REFUSED      sender, run, reason            RELEASED, CLOSED  sender, run
+ *   MEMO_WRITE   offset, token, data/len
+ *   EPOCH        the side that derived it: a sender sets `sender` (stream = -1), a receiver
+ *                sets `stream` and `peer` (sender = -1); run, epoch, secret, both publics
+ *   FATAL        code */
 typedef struct pure_link_event {
     pure_link_event_kind kind;
     int sender;                    /* sender events: the sender handle */

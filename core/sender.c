@@ -131,6 +131,12 @@ int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len
     return (int64_t)number;
 }
 
+uint64_t pure_link_sender_run(const pure_link *pl, int sender) {
+    assert(pl != NULL && pl->magic == PL_MAGIC);
+    assert(sender >= 0 && (uint32_t)sender < pl->config.senders_most && pl->senders[sender].open);
+    return pl->senders[sender].run;
+}
+
 int pure_link_sender_close(pure_link *pl, int sender, uint64_t now_ns) {
     pl_sender *s = sender_of(pl, sender);
     assert(now_ns >= pl->now_ns);
