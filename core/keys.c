@@ -113,7 +113,7 @@ void pl_reply_key(pl_packet_key *k, const uint8_t e[32], const uint8_t receiver_
 
 void pl_nonce(uint8_t nonce[12], const uint8_t iv[12], uint64_t pn) {
     assert(nonce != NULL && iv != NULL);
-    uint8_t pn_block[PURE_LINK_NONCE_BYTES] = {0};
-    put_u64(pn_block + PURE_LINK_NONCE_BYTES - 8u, pn);
-    for (size_t i = 0; i < PURE_LINK_NONCE_BYTES; i++) nonce[i] = iv[i] ^ pn_block[i];
+    /* Per packet on both sides: the first 4 bytes are the iv's, the last 8 take the pn. */
+    memcpy(nonce, iv, 4);
+    for (unsigned i = 0; i < 8; i++) nonce[4 + i] = (uint8_t)(iv[4 + i] ^ (uint8_t)(pn >> (56 - 8 * i)));
 }

@@ -203,6 +203,8 @@ static void replay_after_restart_delivers_nothing(void) {
 typedef struct addr_watch {
     pure_link_addr spoof;
     uint64_t from_spoof;     /* bytes the receiver got from the spoofed address */
+    uint64_t to_spoof;       /* bytes the receiver sent to it, checked at every send */
+    int over_limit;          /* set if ever to_spoof > 3 * from_spoof */
     int spoof_at;            /* inject a spoofed copy of the sender's packet with this count */
     int sender_packets;
 } addr_watch;
@@ -225,7 +227,10 @@ static int reply_has(const uint8_t *data, size_t len, uint8_t type) {
 
 static int addr_tap(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg) {
     addr_watch *w = arg;
-    (void)to;
+    if (from == 1 && to == 2) {
+        w->to_spoof += len;
+        if (w->to_spoof > 3 * w->from_spoof) w->over_limit = 1;  /* at this instant */
+    }
     if (from == 0) {
         w->sender_packets++;
         if (w->spoof_at && w->sender_packets == w->spoof_at) {
@@ -313,6 +318,8 @@ static void spoofed_address_never_validated(void) {
     fprintf(stderr, "  spoofed address: %llu B in from it, %llu B sent to it\n",
             (unsigned long long)aw.from_spoof, (unsigned long long)sv.bytes_received);
     CHECK(aw.from_spoof > 0);
+    CHECK(aw.to_spoof > 0);            /* the run did move there ... */
+    CHECK(!aw.over_limit);             /* ... and never got more than 3x, at any instant */
     CHECK(sv.bytes_received <= 3 * aw.from_spoof);
     CHECK_EQ_U(n.node[b].duplicates, 0);
     ll_free(&n);
