@@ -1,0 +1,129 @@
+/* test_api.c: the public API at its edges — config limits, memory sizing, names, queue
+ * bounds, wiring collisions, error strings, the stats version. */
+#include "harness.h"
+#include "link_loop.h"
+
+static pure_link_config base(void) {
+    pure_link_config c;
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < 32; i++) c.static_secret[i] = (uint8_t)(i + 1);
+    return c;
+}
+
+static void config_limits_give_size_zero(void) {
+    pure_link_config c = base();
+    CHECK(pure_link_size(&c) > 0);  /* all defaults */
+    c.version = 2;
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    c = base(), c.send_queue_bytes = PURE_LINK_RECORD_MOST + 7;  /* cannot hold one record */
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    c.send_queue_bytes = PURE_LINK_RECORD_MOST + 8;
+    CHECK(pure_link_size(&c) > 0);
+    c = base(), c.stream_buffer_bytes = PURE_LINK_RECORD_MOST + 7;
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    c = base(), c.packets_in_flight_most = 63;
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    c = base(), c.congestion = 99;
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    c = base(), c.epoch_packets = (1ull << 23) + 1;  /* the AEAD limit is a spec value */
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    c.epoch_packets = 1ull << 23;
+    CHECK(pure_link_size(&c) > 0);
+}
+
+static void init_refuses_too_little_memory(void) {
+    pure_link_config c = base();
+    c.senders_most = 1, c.runs_most = 1, c.peers_most = 1;
+    size_t n = pure_link_size(&c);
+    void *mem = aligned_alloc(PURE_LINK_ALIGN, (n + 63) / 64 * 64);
+    uint8_t seed[32] = {0};
+    CHECK(pure_link_init(mem, n - 1, &c, seed, 0) == NULL);
+    pure_link *pl = pure_link_init(mem, n, &c, seed, 0);
+    CHECK(pl != NULL);
+    CHECK(pure_link_deadline(pl) == UINT64_MAX);  /* nothing to do */
+    uint8_t buf[PURE_LINK_DATAGRAM_MOST];
+    pure_link_addr to;
+    CHECK(pure_link_pull(pl, buf, sizeof buf - 1, &to, 0) == PURE_LINK_ERR_BUFFER);
+    CHECK(pure_link_pull(pl, buf, sizeof buf, &to, 0) == 0);
+    free(mem);
+}
+
+static void sender_names_and_queue_bounds(void) {
+    ll_net n;
+    ll_init(&n, 31, 1000000);
+    pure_link_config c = {.senders_most = 2, .send_queue_records = 3};
+    int a = ll_node_add(&n, &c), b = ll_node_add(&n, NULL);
+    char long_name[PURE_LINK_NAME_MOST + 2];
+    memset(long_name, 'x', sizeof long_name);
+    long_name[PURE_LINK_NAME_MOST + 1] = 0;
+    CHECK(ll_link(&n, a, b, long_name, "in", 1) == PURE_LINK_ERR_INVALID);  /* 65 bytes */
+    long_name[PURE_LINK_NAME_MOST] = 0;
+    CHECK(ll_link(&n, a, b, "", "in", 1) == PURE_LINK_ERR_INVALID);
+    CHECK(ll_link(&n, a, b, "a\nb", "in", 1) == PURE_LINK_ERR_INVALID);
+    int s = ll_link(&n, a, b, long_name, "in", 1);  /* exactly 64 bytes */
+    CHECK(s == 0);
+    CHECK(ll_link(&n, a, b, "two", "in", 1) == 1);
+    CHECK(ll_link(&n, a, b, "three", "in", 1) == PURE_LINK_ERR_FULL);  /* senders_most */
+    CHECK(pure_link_send(n.node[a].pl, s, "r", 1, 0) == 0);
+    CHECK(pure_link_send(n.node[a].pl, s, "r", 1, 0) == 1);
+    CHECK(pure_link_send(n.node[a].pl, s, "r", 1, 0) == 2);
+    CHECK(pure_link_send(n.node[a].pl, s, "r", 1, 0) == PURE_LINK_ERR_FULL);  /* send_queue_records */
+    CHECK(pure_link_send(n.node[a].pl, 1, "x", PURE_LINK_RECORD_MOST + 1, 0) == PURE_LINK_ERR_TOO_BIG);
+    CHECK(pure_link_send(n.node[a].pl, 1, "", 0, 0) == 0);  /* an empty record is a record */
+    CHECK(pure_link_sender_run(n.node[a].pl, s) != 0);
+    CHECK(pure_link_sender_run(n.node[a].pl, s) != pure_link_sender_run(n.node[a].pl, 1));
+    CHECK(pure_link_sender_close(n.node[a].pl, s, 0) == 0);
+    CHECK(pure_link_send(n.node[a].pl, s, "r", 1, 0) == PURE_LINK_ERR_CLOSED);
+    ll_free(&n);
+}
+
+static void wiring_refuses_a_key_id_twice(void) {
+    ll_net n;
+    ll_init(&n, 32, 1000000);
+    pure_link_config c = {.peers_most = 2};
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, &c), d = ll_node_add(&n, NULL), e = ll_node_add(&n, NULL);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) == 0);
+    /* The same key again has the same key id: refused, state stays keyed by one key. */
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) == PURE_LINK_ERR_WIRING);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[d].pub, "", 0) == PURE_LINK_ERR_INVALID);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[d].pub, "x\ny", 0) == 1);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[e].pub, "*", 0) == PURE_LINK_ERR_FULL);  /* peers_most */
+    ll_free(&n);
+}
+
+static void every_error_has_a_name(void) {
+    for (int code = 0; code >= PURE_LINK_ERR_NOT_FOUND; code--) {
+        const char *s = pure_link_strerror(code);
+        CHECK(s != NULL && strcmp(s, "unknown error") != 0);
+    }
+    CHECK(strcmp(pure_link_strerror(-1000), "unknown error") == 0);
+    CHECK(strstr(pure_link_strerror(PURE_LINK_ERR_TOO_BIG), "16 MiB") != NULL);
+}
+
+static void stats_for_sender_and_endpoint(void) {
+    ll_net n;
+    ll_init(&n, 33, 1000000);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    CHECK(ll_wire(&n, b, a, "*") >= 0);
+    int s = ll_link(&n, a, b, "out", "in", 1);
+    for (int i = 0; i < 10; i++) CHECK(pure_link_send(n.node[a].pl, s, "0123456789", 10, 0) == i);
+    ll_run(&n, 1000000000ull, NULL, NULL);
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[a].pl, s, &st) == 0);
+    CHECK_EQ_U(st.records_queued, 10);
+    CHECK_EQ_U(st.records_sent, 10);
+    CHECK_EQ_U(st.records_stored, 10);
+    CHECK(st.rtt_ns_min >= 2000000 && st.rtt_ns_smoothed >= st.rtt_ns_min);
+    CHECK(st.cwnd_bytes > 0);
+    CHECK(pure_link_stats_get(n.node[a].pl, 1, &st) == PURE_LINK_ERR_NOT_FOUND);
+    pure_link_stats rs = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[b].pl, -1, &rs) == 0);
+    CHECK_EQ_U(rs.records_delivered, 10);
+    CHECK_EQ_U(rs.records_stored, 10);
+    CHECK(rs.packets_received >= 2);
+    ll_free(&n);
+}
+
+TEST_MAIN(TEST_CASE(config_limits_give_size_zero), TEST_CASE(init_refuses_too_little_memory),
+          TEST_CASE(sender_names_and_queue_bounds), TEST_CASE(wiring_refuses_a_key_id_twice),
+          TEST_CASE(every_error_has_a_name), TEST_CASE(stats_for_sender_and_endpoint))
