@@ -210,12 +210,12 @@ int pure_link_event_next(pure_link *pl, pure_link_event *ev) {
         /* Delivery paused on a full queue resumes once the host has drained it. */
         if (pl->deliver_blocked) {
             pl->deliver_blocked = 0;
-            for (uint32_t i = 0; i < pl->config.runs_most; i++)
+            for (uint32_t i = 0; i < pl->runs_used; i++)
                 if (pl->runs[i].in_use == 1) {
                     pl_receiver_deliver(pl, &pl->runs[i]);
                     pl_run_emit(pl, &pl->runs[i]);
                 }
-            for (uint32_t i = 0; i < pl->config.senders_most; i++)
+            for (uint32_t i = 0; i < pl->senders_used; i++)
                 if (pl->senders[i].open) pl_sender_emit(pl, &pl->senders[i]);
         }
         if (pl->ev_count == 0) return 0;
@@ -248,7 +248,7 @@ static void enter(pure_link *pl, uint64_t now_ns) {
 
 /* ---- Dispatch ---- */
 pl_sender *pl_sender_by_run(pure_link *pl, uint64_t run) {
-    for (uint32_t i = 0; i < pl->config.senders_most; i++)
+    for (uint32_t i = 0; i < pl->senders_used; i++)
         if (pl->senders[i].open && pl->senders[i].run == run) return &pl->senders[i];
     return NULL;
 }
@@ -284,15 +284,15 @@ int pure_link_pull(pure_link *pl, uint8_t *buf, size_t cap, pure_link_addr *to, 
     int n = pl_lost_pull(pl, buf, to);
     /* Replies first (they carry ACKs the senders' windows wait on), then senders, each
      * round-robin so that no run or output starves the others. */
-    for (uint32_t k = 0; k < pl->config.runs_most && n == 0; k++) {
-        pl_run *r = &pl->runs[(pl->run_cursor + k) % pl->config.runs_most];
+    for (uint32_t k = 0; k < pl->runs_used && n == 0; k++) {
+        pl_run *r = &pl->runs[(pl->run_cursor + k) % pl->runs_used];
         if (r->in_use) n = pl_run_pull(pl, r, buf, cap, to, now_ns);
-        if (n != 0) pl->run_cursor = (uint32_t)((r - pl->runs) + 1) % pl->config.runs_most;
+        if (n != 0) pl->run_cursor = (uint32_t)((r - pl->runs) + 1);
     }
-    for (uint32_t k = 0; k < pl->config.senders_most && n == 0; k++) {
-        pl_sender *s = &pl->senders[(pl->sender_cursor + k) % pl->config.senders_most];
+    for (uint32_t k = 0; k < pl->senders_used && n == 0; k++) {
+        pl_sender *s = &pl->senders[(pl->sender_cursor + k) % pl->senders_used];
         if (s->open) n = pl_sender_pull(pl, s, buf, cap, to, now_ns);
-        if (n != 0) pl->sender_cursor = (uint32_t)((s - pl->senders) + 1) % pl->config.senders_most;
+        if (n != 0) pl->sender_cursor = (uint32_t)((s - pl->senders) + 1);
     }
     if (n > 0) {
         pl->stats.packets_sent++;
@@ -305,9 +305,9 @@ int pure_link_pull(pure_link *pl, uint8_t *buf, size_t cap, pure_link_addr *to, 
 int pure_link_tick(pure_link *pl, uint64_t now_ns) {
     enter(pl, now_ns);
     if (pl->fatal) return PURE_LINK_ERR_FATAL;
-    for (uint32_t i = 0; i < pl->config.senders_most; i++)
+    for (uint32_t i = 0; i < pl->senders_used; i++)
         if (pl->senders[i].open) pl_sender_tick(pl, &pl->senders[i], now_ns);
-    for (uint32_t i = 0; i < pl->config.runs_most; i++)
+    for (uint32_t i = 0; i < pl->runs_used; i++)
         if (pl->runs[i].in_use) pl_run_tick(pl, &pl->runs[i], now_ns);
     pl_deadline_update(pl);
     return 0;
@@ -315,12 +315,12 @@ int pure_link_tick(pure_link *pl, uint64_t now_ns) {
 
 void pl_deadline_update(pure_link *pl) {
     uint64_t d = UINT64_MAX;
-    for (uint32_t i = 0; i < pl->config.senders_most; i++)
+    for (uint32_t i = 0; i < pl->senders_used; i++)
         if (pl->senders[i].open) {
             uint64_t t = pl_sender_deadline(&pl->senders[i]);
             if (t < d) d = t;
         }
-    for (uint32_t i = 0; i < pl->config.runs_most; i++)
+    for (uint32_t i = 0; i < pl->runs_used; i++)
         if (pl->runs[i].in_use) {
             uint64_t t = pl_run_deadline(&pl->runs[i]);
             if (t < d) d = t;
@@ -356,7 +356,7 @@ int pure_link_stats_get(const pure_link *pl, int sender, pure_link_stats *out) {
     }
     *out = pl->stats;
     /* Endpoint totals add up the senders' counters. */
-    for (uint32_t i = 0; i < pl->config.senders_most; i++) {
+    for (uint32_t i = 0; i < pl->senders_used; i++) {
         const pl_sender *s = &pl->senders[i];
         if (!s->open && s->stats.packets_sent == 0) continue;
         out->packets_lost += s->stats.packets_lost;

@@ -314,6 +314,8 @@ struct pure_link {
     pl_peer *peers;
     pl_run *runs;
     uint32_t sender_cursor, run_cursor;    /* round-robin for pull */
+    uint32_t senders_used, runs_used;      /* slots [0, used) have ever been taken: loops over
+                                              live objects stop there, not at the config's most */
 
     pure_link_event events[PL_EVENTS_MOST];
     uint32_t ev_head, ev_count;

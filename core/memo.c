@@ -132,7 +132,7 @@ static uint64_t hash_run(const uint8_t key[32], uint64_t run) {
 }
 
 static int run_alive(const pure_link *pl, int peer, uint64_t run) {
-    for (uint32_t i = 0; i < pl->config.runs_most; i++) {
+    for (uint32_t i = 0; i < pl->runs_used; i++) {
         const pl_run *r = &pl->runs[i];
         if (r->in_use == 1 && r->peer == peer && r->run == run)
             return pl->now_ns - r->last_heard_ns < pl->config.idle_ns;
@@ -193,7 +193,7 @@ int pure_link_memo_written(pure_link *pl, uint64_t token, uint64_t now_ns) {
     for (uint32_t i = 0; i < PL_MEMO_WRITES_MOST; i++) {
         pl_memo_write *w = &pl->memo_writes[i];
         if (!w->busy || !w->emitted || w->token != token) continue;
-        for (uint32_t k = 0; k < pl->config.runs_most; k++)
+        for (uint32_t k = 0; k < pl->runs_used; k++)
             if (pl->runs[k].in_use && pl->runs[k].memo_token == token) pl->runs[k].memo_token = 0;
         if (w->step == 1) {
             /* Now the other copy, so no copy keeps the superseded secret. */

@@ -65,7 +65,7 @@ static pl_peer *peer_by_key_id(pure_link *pl, uint32_t id) {
 }
 
 static pl_run *run_find(pure_link *pl, int peer, uint64_t run) {
-    for (uint32_t i = 0; i < pl->config.runs_most; i++) {
+    for (uint32_t i = 0; i < pl->runs_used; i++) {
         pl_run *r = &pl->runs[i];
         if (r->in_use && r->peer == peer && r->run == run) return r;
     }
@@ -95,6 +95,7 @@ void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_l
     int handle = r->handle;
     memset(r, 0, sizeof *r);
     r->buf = buf, r->unstored_end = unstored, r->handle = handle;
+    if ((uint32_t)handle + 1 > pl->runs_used) pl->runs_used = (uint32_t)handle + 1;
     r->in_use = 1;
     r->peer = peer;
     r->run = run;

@@ -59,6 +59,7 @@ int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uin
     s->queue = queue, s->record_start = record_start, s->sent = sent;
     s->queue_bytes = queue_bytes, s->records_most = records_most, s->sent_most = sent_most;
     s->handle = handle;
+    if ((uint32_t)handle + 1 > pl->senders_used) pl->senders_used = (uint32_t)handle + 1;
     memset(s->sent, 0, (size_t)s->sent_most * sizeof s->sent[0]);
 
     s->wiring = *cfg;
