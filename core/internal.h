@@ -347,6 +347,22 @@ void pl_deadline_update(pure_link *pl);
 void pl_aead_key(const pure_link *pl, void *ctx, uint8_t iv[12], const pl_packet_key *k);
 void pl_fatal(pure_link *pl, int code);
 
+/* Byte rings indexed by a 64-bit stream offset (the sender's queue, a run's reassembly
+ * buffer): a stretch may wrap around the end of the ring once. */
+static inline void pl_ring_write(uint8_t *ring, size_t size, uint64_t off, const uint8_t *src, size_t n) {
+    assert(n <= size);
+    size_t at = (size_t)(off % size), first = size - at < n ? size - at : n;
+    memcpy(ring + at, src, first);
+    memcpy(ring, src + first, n - first);
+}
+
+static inline void pl_ring_read(const uint8_t *ring, size_t size, uint64_t off, uint8_t *dst, size_t n) {
+    assert(n <= size);
+    size_t at = (size_t)(off % size), first = size - at < n ? size - at : n;
+    memcpy(dst, ring + at, first);
+    memcpy(dst + first, ring, n - first);
+}
+
 /* C11 has no strnlen: length of s, at most `most`. */
 static inline size_t pl_strnlen(const char *s, size_t most) {
     size_t n = 0;

@@ -95,18 +95,12 @@ int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uin
 
 /* Copies len bytes into the queue ring at stream offset off. */
 static void queue_put(pl_sender *s, uint64_t off, const uint8_t *p, size_t len) {
-    size_t at = (size_t)(off % s->queue_bytes);
-    size_t first = s->queue_bytes - at < len ? s->queue_bytes - at : len;
-    memcpy(s->queue + at, p, first);
-    memcpy(s->queue, p + first, len - first);
+    pl_ring_write(s->queue, s->queue_bytes, off, p, len);
 }
 
 void pl_queue_get(const pl_sender *s, uint64_t off, uint8_t *out, size_t len) {
     assert(off >= s->stored_off && off + len <= s->end_off);
-    size_t at = (size_t)(off % s->queue_bytes);
-    size_t first = s->queue_bytes - at < len ? s->queue_bytes - at : len;
-    memcpy(out, s->queue + at, first);
-    memcpy(out + first, s->queue, len - first);
+    pl_ring_read(s->queue, s->queue_bytes, off, out, len);
 }
 
 int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len, uint64_t now_ns) {

@@ -164,22 +164,15 @@ static int on_records(pure_link *pl, pl_run *r, const pl_frame *f) {
         pl->stats.dropped_no_room++;
         return 0;
     }
-    const uint8_t *src = rec->data + (lo - off);
-    size_t n = (size_t)(hi - lo), size = pl->config.stream_buffer_bytes;
-    size_t at = (size_t)(lo % size);
-    size_t first = size - at < n ? size - at : n;
-    memcpy(r->buf + at, src, first);
-    memcpy(r->buf, src + first, n - first);
+    pl_ring_write(r->buf, pl->config.stream_buffer_bytes, lo, rec->data + (lo - off), (size_t)(hi - lo));
     if (!whole) pl->stats.dropped_no_room++;
     return whole;
 }
 
 /* Reads up to 8 bytes of the ring at stream offset off (fewer at the contiguous end). */
 static size_t ring_peek(const pure_link *pl, const pl_run *r, uint64_t off, uint64_t end, uint8_t out[8]) {
-    size_t n = end - off < 8 ? (size_t)(end - off) : 8, size = pl->config.stream_buffer_bytes;
-    size_t at = (size_t)(off % size), first = size - at < n ? size - at : n;
-    memcpy(out, r->buf + at, first);
-    memcpy(out + first, r->buf, n - first);
+    size_t n = end - off < 8 ? (size_t)(end - off) : 8;
+    pl_ring_read(r->buf, pl->config.stream_buffer_bytes, off, out, n);
     return n;
 }
 
