@@ -1,6 +1,7 @@
 /* cc.h: congestion control behind one small interface: CUBIC (RFC 9438, with HyStart++,
- * RFC 9406) or NewReno (RFC 9002 §7), chosen at init and dispatched by a switch (the
- * state holds no function pointers, so it can live anywhere in caller memory).
+ * RFC 9406), NewReno (RFC 9002 §7) or BBR (draft-ietf-ccwg-bbr, cc_bbr.c), chosen at init
+ * and dispatched by a switch (the state holds no function pointers, so it can live
+ * anywhere in caller memory).
  *
  * Congestion episodes and undo.  A loss of a packet sent after the current episode began
  * (or any loss when no episode is current: none yet, or the last one was undone or ended
@@ -24,6 +25,7 @@
 
 #include <stdint.h>
 
+#include "cc_bbr.h"
 #include "pure_link.h"
 #include "rtt.h"
 
@@ -76,13 +78,14 @@ typedef struct pl_cc_cubic {
     pl_cc_hystart hystart;
 } pl_cc_cubic;
 
-/* Everything an undo restores. */
+/* Everything an undo restores (BBR: only its loss-lowered bounds, see pl_cc_bbr_undo). */
 typedef struct pl_cc_state {
     uint64_t cwnd_bytes;
     uint64_t ssthresh_bytes;       /* PL_CC_SSTHRESH_NONE before the first reduction */
     union {
         pl_cc_newreno newreno;
         pl_cc_cubic cubic;
+        pl_cc_bbr bbr;
     } algo;
 } pl_cc_state;
 
@@ -97,7 +100,7 @@ typedef struct pl_cc_episode {
 } pl_cc_episode;
 
 typedef struct pl_cc {
-    uint32_t algo;                 /* PURE_LINK_CC_CUBIC or PURE_LINK_CC_NEWRENO */
+    uint32_t algo;                 /* PURE_LINK_CC_CUBIC, _NEWRENO or _BBR */
     uint32_t datagram_bytes;
     pl_cc_state state;
     pl_cc_episode episode;
@@ -128,6 +131,9 @@ typedef struct pl_rate_sample {
 } pl_rate_sample;
 
 void pl_cc_init(pl_cc *cc, uint32_t algo, uint32_t datagram_bytes);
+/* Seeds the controller's own randomness (BBR's probe timing; the others have none).
+ * Optional: without it every controller starts from the same fixed seed. */
+void pl_cc_seed(pl_cc *cc, uint64_t seed);
 /* Once per ACK frame, after its pl_cc_on_acked / pl_cc_on_lost calls. */
 void pl_cc_on_rate_sample(pl_cc *cc, const pl_rate_sample *rs, const pl_rtt *rtt, uint64_t now_ns);
 /* The pacing rate the controller wants (bytes/s; 0: unpaced). */
@@ -175,5 +181,16 @@ void pl_cc_cubic_on_persistent_congestion(pl_cc_state *state);
  * W_cubic(t) in bytes. */
 uint64_t pl_cubic_k_ms(uint64_t w_max_bytes, uint64_t cwnd_epoch_bytes, uint32_t mss);
 uint64_t pl_cubic_w_bytes(const pl_cc_cubic *cubic, uint32_t mss, uint64_t t_ms);
+
+/* BBR (cc_bbr.c).  It steers by the rate samples; a lost packet only counts toward the
+ * round's loss rate; an undo restores only the bounds that loss lowered. */
+void pl_cc_bbr_init(pl_cc_state *state, uint32_t mss);
+void pl_cc_bbr_seed(pl_cc_state *state, uint64_t seed);
+void pl_cc_bbr_on_lost(pl_cc_state *state, uint64_t bytes);
+void pl_cc_bbr_on_rate_sample(pl_cc_state *state, const pl_rate_sample *rs, uint64_t now_ns);
+void pl_cc_bbr_undo(pl_cc_state *state, const pl_cc_state *saved);
+void pl_cc_bbr_on_persistent_congestion(pl_cc_state *state);
+uint64_t pl_cc_bbr_pacing_rate(const pl_cc_state *state, const pl_rtt *rtt);
+int pl_cc_bbr_in_startup(const pl_cc_state *state);
 
 #endif

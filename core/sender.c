@@ -81,6 +81,7 @@ int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uin
     pl_rtt_init(&s->rtt, PL_RTT_NS_INITIAL);
     pl_rack_init(&s->rack);
     pl_cc_init(&s->cc, pl->config.congestion, PURE_LINK_DATAGRAM_MOST);
+    pl_cc_seed(&s->cc, s->run);  /* senders do not probe in step */
     pl_pacer_init(&s->pacer, PURE_LINK_DATAGRAM_MOST, now_ns);
     s->loss_time_ns = PL_NONE;
     for (int t = 0; t < PL_ST_COUNT; t++) s->timers[t] = PL_NONE;

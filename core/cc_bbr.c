@@ -1,0 +1,640 @@
+/* cc_bbr.c: a model-based congestion controller of the BBR family (BBRv3 as
+ * draft-ietf-ccwg-bbr describes it), written from the draft's description.
+ *
+ * The model: the bottleneck bandwidth (a windowed max of delivery-rate samples over two
+ * ProbeBW cycles) and the path's round trip (a 10 s windowed min, refreshed by ProbeRTT).
+ * The controller paces at gain * bw and caps the flight at cwnd_gain * bw * min_rtt plus an
+ * allowance for ACK aggregation.  The states: Startup (double the rate per round until it
+ * stops growing), Drain (empty Startup's queue), ProbeBW (DOWN, CRUISE, REFILL, UP: hold
+ * the rate, probe above it now and then) and ProbeRTT (briefly shrink the flight to see the
+ * bare RTT).
+ *
+ * Loss.  Loss below PL_BBR_LOSS_THRESH_PERCENT of a round's data is the path's noise and
+ * changes nothing: that is what keeps the rate on a lossy path, where a loss-based
+ * controller is held to the Mathis bound.  Loss above it means the flight was too high:
+ * when it answers a probe, inflight_hi (the most the path took) falls to what was in
+ * flight; outside probes each congested round cuts the lower bounds bw_lo and inflight_lo
+ * to 70 % (never below what the round delivered).  These bounds are how a BBR flow yields
+ * to a loss-based one that fills the queue.  Our loss rate is counted per loss round from
+ * the losses the sender declares (pl_cc_bbr_on_lost) and the bytes it acknowledges; the
+ * draft's per-sample rs.lost would need the sender to keep a lost count per packet.
+ *
+ * The seed's undo rule: when every loss of an episode turns out late, the bounds return
+ * to what they were when the episode began (pl_cc_bbr_undo).
+ *
+ * All arithmetic is integer and every input is a parameter, so runs repeat bit for bit;
+ * the randomness of the probe timing comes from a generator in the state (pl_cc_seed). */
+#include "cc.h"
+
+#include <assert.h>
+#include <stddef.h>
+
+/* The generator's state when nobody seeds it (any non-zero constant). */
+#define PL_BBR_SEED_DEFAULT 0x9e3779b97f4a7c15ull
+
+_Static_assert(PL_CC_WINDOW_MOST_BYTES < UINT64_MAX / PL_BBR_NS_PER_S,
+               "a product bw * ns that overflows 64 bits is far above the window's ceiling");
+_Static_assert(PL_BBR_BW_MOST <= UINT64_MAX / PL_BBR_GAIN_STARTUP_PACING, "gain * bw fits");
+_Static_assert(PL_BBR_MIN_PIPE_DATAGRAMS >= PL_CC_WINDOW_MINIMUM_DATAGRAMS, "BBR's floor is within cc.h's");
+
+static uint64_t pl_min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static uint64_t pl_max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* bw * ns / 1e9 in bytes, at most the window's ceiling (a product that overflows is far
+ * above it: see the assertion above). */
+static uint64_t pl_bbr_volume(uint64_t bw, uint64_t ns) {
+    if (ns != 0 && bw > UINT64_MAX / ns) return PL_CC_WINDOW_MOST_BYTES;
+    return pl_min64(bw * ns / PL_BBR_NS_PER_S, PL_CC_WINDOW_MOST_BYTES);
+}
+
+static uint64_t pl_bbr_percent(uint64_t x, uint64_t percent) {
+    assert(x <= UINT64_MAX / 1000);
+    return x * percent / 100;
+}
+
+/* xorshift64*: the probe timing's randomness. */
+static uint64_t pl_bbr_random(pl_cc_bbr *b) {
+    uint64_t x = b->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    b->rng = x;
+    return x * 2685821657736338717ull;
+}
+
+static uint64_t pl_bbr_min_pipe(const pl_cc_bbr *b) { return (uint64_t)PL_BBR_MIN_PIPE_DATAGRAMS * b->mss; }
+
+static int pl_bbr_in_probe_bw(const pl_cc_bbr *b) {
+    return b->mode >= PL_BBR_PROBE_BW_DOWN && b->mode <= PL_BBR_PROBE_BW_UP;
+}
+
+/* States that push the flight up to find the bandwidth: loss there is expected. */
+static int pl_bbr_probing_bw(const pl_cc_bbr *b) {
+    return b->mode == PL_BBR_STARTUP || b->mode == PL_BBR_PROBE_BW_REFILL || b->mode == PL_BBR_PROBE_BW_UP;
+}
+
+static uint32_t pl_bbr_pacing_gain(const pl_cc_bbr *b) {
+    switch (b->mode) {
+    case PL_BBR_STARTUP: return PL_BBR_GAIN_STARTUP_PACING;
+    case PL_BBR_DRAIN: return PL_BBR_GAIN_DRAIN_PACING;
+    case PL_BBR_PROBE_BW_DOWN: return PL_BBR_GAIN_DOWN_PACING;
+    case PL_BBR_PROBE_BW_REFILL: return PL_BBR_GAIN_REFILL_PACING;
+    case PL_BBR_PROBE_BW_UP: return PL_BBR_GAIN_UP_PACING;
+    default: return PL_BBR_GAIN_CRUISE_PACING; /* CRUISE, PROBE_RTT */
+    }
+}
+
+static uint32_t pl_bbr_cwnd_gain(const pl_cc_bbr *b) {
+    if (b->mode == PL_BBR_STARTUP || b->mode == PL_BBR_DRAIN) return PL_BBR_GAIN_STARTUP_CWND;
+    return b->mode == PL_BBR_PROBE_BW_UP ? PL_BBR_GAIN_UP_CWND : PL_BBR_GAIN_CWND;
+}
+
+/* ---- The model's volumes ---- */
+
+/* gain * bw * min_rtt; before any RTT sample, the initial window. */
+static uint64_t pl_bbr_bdp_multiple(const pl_cc_bbr *b, uint64_t bw, uint32_t gain) {
+    if (b->min_rtt_ns == PL_BBR_NONE) return (uint64_t)PL_CC_WINDOW_INITIAL_DATAGRAMS * b->mss;
+    return pl_bbr_percent(pl_bbr_volume(bw, b->min_rtt_ns), gain);
+}
+
+static uint64_t pl_bbr_send_quantum(const pl_cc_bbr *b) {
+    uint64_t q = pl_bbr_volume(b->pacing_rate, PL_BBR_SEND_QUANTUM_NS);
+    q = pl_min64(q, PL_BBR_SEND_QUANTUM_BYTES_MOST);
+    return pl_max64(q, (uint64_t)PL_BBR_SEND_QUANTUM_DATAGRAMS_LEAST * b->mss);
+}
+
+/* Room for the pacer's bursts and the receiver's delayed ACKs on top of the BDP. */
+static uint64_t pl_bbr_quantization_budget(const pl_cc_bbr *b, uint64_t inflight) {
+    inflight = pl_max64(inflight, 3 * pl_bbr_send_quantum(b));
+    inflight = pl_max64(inflight, pl_bbr_min_pipe(b));
+    if (b->mode == PL_BBR_PROBE_BW_UP) inflight += 2ull * b->mss;
+    return pl_min64(inflight, PL_CC_WINDOW_MOST_BYTES);
+}
+
+static uint64_t pl_bbr_inflight(const pl_cc_bbr *b, uint64_t bw, uint32_t gain) {
+    return pl_bbr_quantization_budget(b, pl_bbr_bdp_multiple(b, bw, gain));
+}
+
+/* inflight_hi less the headroom left for other flows. */
+static uint64_t pl_bbr_inflight_with_headroom(const pl_cc_bbr *b) {
+    if (b->inflight_hi == PL_BBR_NONE) return PL_BBR_NONE;
+    uint64_t headroom = pl_max64(b->mss, pl_bbr_percent(b->inflight_hi, PL_BBR_HEADROOM_PERCENT));
+    uint64_t room = b->inflight_hi > headroom ? b->inflight_hi - headroom : 0;
+    return pl_max64(room, pl_bbr_min_pipe(b));
+}
+
+static uint64_t pl_bbr_target_inflight(const pl_cc_state *s) {
+    const pl_cc_bbr *b = &s->algo.bbr;
+    return pl_min64(pl_bbr_bdp_multiple(b, b->bw, PL_BBR_GAIN_UNIT), s->cwnd_bytes);
+}
+
+static uint64_t pl_bbr_extra_acked(const pl_cc_bbr *b) {
+    return pl_max64(b->extra_acked_slot[0], b->extra_acked_slot[1]);
+}
+
+/* ---- Rounds and the loss rate ---- */
+
+static void pl_bbr_start_round(pl_cc_bbr *b) { b->next_round_delivered = b->delivered; }
+
+static void pl_bbr_update_round(pl_cc_bbr *b, const pl_rate_sample *rs) {
+    b->round_start = 0;
+    if (rs->prior_delivered_bytes < b->next_round_delivered) return;
+    pl_bbr_start_round(b);
+    b->round_count++;
+    b->rounds_since_bw_probe++;
+    b->round_start = 1;
+}
+
+/* The flight was too high when this loss round has lost more than the threshold's share
+ * of what was in flight when the acknowledged packet left. */
+static int pl_bbr_too_high(const pl_cc_bbr *b, const pl_rate_sample *rs) {
+    uint64_t tx = pl_max64(rs->tx_in_flight_bytes, b->mss);
+    return b->loss_round_lost_bytes > 0 && b->loss_round_lost_bytes * 100 > tx * PL_BBR_LOSS_THRESH_PERCENT;
+}
+
+/* The latest delivery signals, and the verdict on a loss round that ends here. */
+static void pl_bbr_update_latest(pl_cc_bbr *b, const pl_rate_sample *rs) {
+    b->bw_latest = pl_max64(b->bw_latest, rs->delivery_rate_bytes_per_s);
+    b->inflight_latest = pl_max64(b->inflight_latest, rs->delivered_bytes);
+    b->loss_round_acked_bytes += rs->newly_acked_bytes;
+    b->loss_round_start = 0;
+    if (rs->prior_delivered_bytes < b->loss_round_delivered) return;
+    b->loss_round_delivered = b->delivered;
+    b->loss_round_start = 1;
+    uint64_t lost = b->loss_round_lost_bytes, all = lost + b->loss_round_acked_bytes;
+    b->loss_round_congested = lost > 0 && lost * 100 > all * PL_BBR_LOSS_THRESH_PERCENT;
+    b->loss_round_lost_bytes = 0;
+    b->loss_round_acked_bytes = 0;
+    b->loss_round_lost_packets = 0;
+}
+
+/* The next loss round starts from this sample's signals. */
+static void pl_bbr_advance_latest(pl_cc_bbr *b, const pl_rate_sample *rs) {
+    if (!b->loss_round_start) return;
+    b->bw_latest = rs->delivery_rate_bytes_per_s;
+    b->inflight_latest = rs->delivered_bytes;
+}
+
+/* ---- Bandwidth filter and bounds ---- */
+
+static void pl_bbr_update_max_bw(pl_cc_bbr *b, const pl_rate_sample *rs) {
+    uint64_t rate = rs->delivery_rate_bytes_per_s;
+    if (rate == 0) return;
+    /* An app-limited sample understates the path: it may only raise the estimate. */
+    if (rate < b->max_bw && rs->is_app_limited) return;
+    uint64_t *slot = &b->bw_slot[b->cycle_count % PL_BBR_BW_FILTER_CYCLES];
+    *slot = pl_max64(*slot, rate);
+    b->max_bw = pl_max64(b->bw_slot[0], b->bw_slot[1]);
+}
+
+/* A new ProbeBW cycle: forget the samples of the cycle before last. */
+static void pl_bbr_advance_max_bw_filter(pl_cc_bbr *b) {
+    b->cycle_count++;
+    b->bw_slot[b->cycle_count % PL_BBR_BW_FILTER_CYCLES] = 0;
+    b->max_bw = pl_max64(b->bw_slot[0], b->bw_slot[1]);
+}
+
+static void pl_bbr_reset_lower_bounds(pl_cc_bbr *b) {
+    b->bw_lo = PL_BBR_NONE;
+    b->inflight_lo = PL_BBR_NONE;
+}
+
+/* A congested round outside a probe: cut the lower bounds, but never below what the round
+ * just delivered. */
+static void pl_bbr_adapt_lower_bounds(pl_cc_state *s) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    if (pl_bbr_probing_bw(b)) return;
+    if (b->bw_lo == PL_BBR_NONE) b->bw_lo = b->max_bw;
+    if (b->inflight_lo == PL_BBR_NONE) b->inflight_lo = s->cwnd_bytes;
+    b->bw_lo = pl_max64(b->bw_latest, pl_bbr_percent(b->bw_lo, PL_BBR_BETA_PERCENT));
+    b->inflight_lo = pl_max64(b->inflight_latest, pl_bbr_percent(b->inflight_lo, PL_BBR_BETA_PERCENT));
+}
+
+static void pl_bbr_update_congestion_signals(pl_cc_state *s, const pl_rate_sample *rs) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    pl_bbr_update_round(b, rs);
+    pl_bbr_update_max_bw(b, rs);
+    if (b->loss_round_start && b->loss_round_congested) pl_bbr_adapt_lower_bounds(s);
+}
+
+static void pl_bbr_bound_bw_for_model(pl_cc_bbr *b) { b->bw = pl_min64(b->max_bw, b->bw_lo); }
+
+/* ---- ACK aggregation: how far ACKs ran ahead of the bandwidth, max over 10 rounds ---- */
+
+static void pl_bbr_update_ack_aggregation(pl_cc_state *s, const pl_rate_sample *rs, uint64_t now_ns) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    if (b->round_start && ++b->extra_acked_slot_rounds >= PL_BBR_EXTRA_ACKED_SLOT_ROUNDS) {
+        b->extra_acked_slot_rounds = 0;
+        b->extra_acked_index ^= 1;
+        b->extra_acked_slot[b->extra_acked_index] = 0;
+    }
+    uint64_t expected = pl_bbr_volume(b->bw, now_ns - b->extra_acked_interval_start_ns);
+    if (b->extra_acked_delivered <= expected) {
+        /* The ACKs fell behind the estimate: a new aggregation interval starts here. */
+        b->extra_acked_delivered = 0;
+        b->extra_acked_interval_start_ns = now_ns;
+        expected = 0;
+    }
+    b->extra_acked_delivered = pl_min64(b->extra_acked_delivered + rs->newly_acked_bytes, PL_CC_WINDOW_MOST_BYTES);
+    uint64_t extra = pl_min64(b->extra_acked_delivered - expected, s->cwnd_bytes);
+    uint64_t *slot = &b->extra_acked_slot[b->extra_acked_index];
+    *slot = pl_max64(*slot, extra);
+}
+
+/* ---- Startup and Drain ---- */
+
+static void pl_bbr_enter_startup(pl_cc_bbr *b) { b->mode = PL_BBR_STARTUP; }
+
+/* The pipe is full when three rounds in a row, each with a sample the application did not
+ * limit, failed to raise the bandwidth by a quarter. */
+static void pl_bbr_check_full_bw(pl_cc_bbr *b, const pl_rate_sample *rs) {
+    /* No estimate yet (no sample long enough to judge): nothing to compare. */
+    if (b->full_bw_reached || !b->round_start || rs->is_app_limited || b->max_bw == 0) return;
+    if (b->max_bw >= pl_bbr_percent(b->full_bw, PL_BBR_FULL_BW_GROWTH_PERCENT)) {
+        b->full_bw = b->max_bw;
+        b->full_bw_count = 0;
+        return;
+    }
+    if (++b->full_bw_count >= PL_BBR_FULL_BW_ROUNDS) b->full_bw_reached = 1;
+}
+
+/* Startup also ends on heavy loss (a queue that overflowed): the flight that lost is an
+ * upper bound. */
+static void pl_bbr_check_startup_high_loss(pl_cc_bbr *b, int loss_exit) {
+    if (b->full_bw_reached || b->mode != PL_BBR_STARTUP || !loss_exit) return;
+    b->full_bw_reached = 1;
+    b->inflight_hi = pl_max64(pl_bbr_bdp_multiple(b, b->max_bw, PL_BBR_GAIN_UNIT), b->inflight_latest);
+}
+
+static void pl_bbr_check_startup_done(pl_cc_bbr *b, const pl_rate_sample *rs, int loss_exit) {
+    pl_bbr_check_full_bw(b, rs);
+    pl_bbr_check_startup_high_loss(b, loss_exit);
+    if (b->mode == PL_BBR_STARTUP && b->full_bw_reached) b->mode = PL_BBR_DRAIN;
+}
+
+/* ---- ProbeBW ---- */
+
+static void pl_bbr_pick_probe_wait(pl_cc_bbr *b) {
+    /* Rounds count from 0 or 1, and the wall-clock wait is 2 to 3 s: flows sharing a
+     * bottleneck do not probe in step. */
+    b->rounds_since_bw_probe = pl_bbr_random(b) % 2;
+    b->bw_probe_wait_ns = PL_BBR_PROBE_WAIT_NS_BASE + pl_bbr_random(b) % PL_BBR_PROBE_WAIT_NS_RANDOM;
+}
+
+static void pl_bbr_start_down(pl_cc_bbr *b, uint64_t now_ns) {
+    b->bw_latest = 0;
+    b->inflight_latest = 0;
+    b->bw_probe_up_cnt = PL_BBR_NONE;
+    pl_bbr_pick_probe_wait(b);
+    b->cycle_stamp_ns = now_ns;
+    b->ack_phase = PL_BBR_ACKS_PROBE_STOPPING;
+    pl_bbr_start_round(b);
+    b->mode = PL_BBR_PROBE_BW_DOWN;
+}
+
+static void pl_bbr_start_cruise(pl_cc_bbr *b) { b->mode = PL_BBR_PROBE_BW_CRUISE; }
+
+static void pl_bbr_start_refill(pl_cc_bbr *b) {
+    /* A probe tests the path afresh: the lower bounds from earlier loss no longer hold. */
+    pl_bbr_reset_lower_bounds(b);
+    b->bw_probe_up_rounds = 0;
+    b->bw_probe_up_acks = 0;
+    b->ack_phase = PL_BBR_ACKS_REFILLING;
+    pl_bbr_start_round(b);
+    b->mode = PL_BBR_PROBE_BW_REFILL;
+}
+
+/* In UP, inflight_hi grows by 1, 2, 4, ... datagrams per round. */
+static void pl_bbr_raise_inflight_hi_slope(pl_cc_state *s) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    uint64_t growth_datagrams = 1ull << b->bw_probe_up_rounds;
+    if (b->bw_probe_up_rounds < PL_BBR_PROBE_UP_ROUNDS_MOST) b->bw_probe_up_rounds++;
+    b->bw_probe_up_cnt = pl_max64(s->cwnd_bytes / growth_datagrams, b->mss);
+}
+
+static void pl_bbr_start_up(pl_cc_state *s, uint64_t now_ns) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    b->ack_phase = PL_BBR_ACKS_PROBE_STARTING;
+    pl_bbr_start_round(b);
+    b->cycle_stamp_ns = now_ns;
+    b->mode = PL_BBR_PROBE_BW_UP;
+    pl_bbr_raise_inflight_hi_slope(s);
+}
+
+/* The window limited the sender: the flight before this ACK had no room for a datagram. */
+static int pl_bbr_cwnd_limited(const pl_cc_state *s, const pl_rate_sample *rs) {
+    return rs->bytes_in_flight + rs->newly_acked_bytes + s->algo.bbr.mss > s->cwnd_bytes;
+}
+
+static void pl_bbr_probe_inflight_hi_upward(pl_cc_state *s, const pl_rate_sample *rs) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    if (!pl_bbr_cwnd_limited(s, rs) || s->cwnd_bytes < b->inflight_hi) {
+        b->bw_probe_up_acks = 0; /* inflight_hi is not what limits: nothing to learn */
+        return;
+    }
+    b->bw_probe_up_acks += rs->newly_acked_bytes;
+    if (b->bw_probe_up_acks >= b->bw_probe_up_cnt) {
+        uint64_t delta = b->bw_probe_up_acks / b->bw_probe_up_cnt;
+        b->bw_probe_up_acks -= delta * b->bw_probe_up_cnt;
+        b->inflight_hi = pl_min64(b->inflight_hi + delta * b->mss, PL_CC_WINDOW_MOST_BYTES);
+    }
+    if (b->round_start) pl_bbr_raise_inflight_hi_slope(s);
+}
+
+/* Loss above the threshold while the samples reflect a probe: the probe found the limit. */
+static void pl_bbr_handle_too_high(pl_cc_state *s, const pl_rate_sample *rs, uint64_t now_ns) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    b->bw_probe_samples = 0;
+    if (!rs->is_app_limited) {
+        uint64_t floor = pl_bbr_percent(pl_bbr_target_inflight(s), PL_BBR_BETA_PERCENT);
+        b->inflight_hi = pl_max64(rs->tx_in_flight_bytes, floor);
+    }
+    if (b->mode == PL_BBR_PROBE_BW_UP) pl_bbr_start_down(b, now_ns);
+}
+
+static void pl_bbr_adapt_upper_bounds(pl_cc_state *s, const pl_rate_sample *rs, int too_high, uint64_t now_ns) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    if (b->ack_phase == PL_BBR_ACKS_PROBE_STARTING && b->round_start) b->ack_phase = PL_BBR_ACKS_PROBE_FEEDBACK;
+    if (b->ack_phase == PL_BBR_ACKS_PROBE_STOPPING && b->round_start) {
+        /* The probe's samples are in: the best moment to forget the cycle before last. */
+        b->bw_probe_samples = 0;
+        b->ack_phase = PL_BBR_ACKS_INIT;
+        if (pl_bbr_in_probe_bw(b) && !rs->is_app_limited) pl_bbr_advance_max_bw_filter(b);
+    }
+    if (too_high) {
+        if (b->bw_probe_samples) pl_bbr_handle_too_high(s, rs, now_ns);
+        return;
+    }
+    if (b->inflight_hi == PL_BBR_NONE) return;
+    if (rs->tx_in_flight_bytes > b->inflight_hi) b->inflight_hi = rs->tx_in_flight_bytes;
+    if (b->mode == PL_BBR_PROBE_BW_UP) pl_bbr_probe_inflight_hi_upward(s, rs);
+}
+
+static int pl_bbr_elapsed_in_phase(const pl_cc_bbr *b, uint64_t interval_ns, uint64_t now_ns) {
+    return now_ns > b->cycle_stamp_ns + interval_ns;
+}
+
+/* A Reno flow sharing the path regains a BDP in about BDP-in-datagrams rounds: probe no
+ * less often than that, so BBR does not fall behind it (at most 63 rounds). */
+static int pl_bbr_reno_probe_time(const pl_cc_state *s) {
+    const pl_cc_bbr *b = &s->algo.bbr;
+    uint64_t rounds = pl_min64(pl_bbr_target_inflight(s) / b->mss, PL_BBR_RENO_ROUNDS_MOST);
+    return b->rounds_since_bw_probe >= rounds;
+}
+
+static int pl_bbr_check_time_to_probe(pl_cc_state *s, uint64_t now_ns) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    if (!pl_bbr_elapsed_in_phase(b, b->bw_probe_wait_ns, now_ns) && !pl_bbr_reno_probe_time(s)) return 0;
+    pl_bbr_start_refill(b);
+    return 1;
+}
+
+/* DOWN has drained the queue once the flight is within one BDP (and below the headroom). */
+static int pl_bbr_check_time_to_cruise(const pl_cc_bbr *b, const pl_rate_sample *rs) {
+    if (rs->bytes_in_flight > pl_bbr_inflight_with_headroom(b)) return 0;
+    return rs->bytes_in_flight <= pl_bbr_inflight(b, b->max_bw, PL_BBR_GAIN_UNIT);
+}
+
+static void pl_bbr_update_probe_bw_phase(pl_cc_state *s, const pl_rate_sample *rs, int too_high, uint64_t now_ns) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    if (!b->full_bw_reached) return;
+    pl_bbr_adapt_upper_bounds(s, rs, too_high, now_ns);
+    switch (b->mode) {
+    case PL_BBR_PROBE_BW_DOWN:
+        if (pl_bbr_check_time_to_probe(s, now_ns)) return;
+        if (pl_bbr_check_time_to_cruise(b, rs)) pl_bbr_start_cruise(b);
+        return;
+    case PL_BBR_PROBE_BW_CRUISE:
+        (void)pl_bbr_check_time_to_probe(s, now_ns);
+        return;
+    case PL_BBR_PROBE_BW_REFILL:
+        /* One round of refilling at the old rate; its ACKs now reflect the fuller pipe. */
+        if (b->round_start) {
+            b->bw_probe_samples = 1;
+            pl_bbr_start_up(s, now_ns);
+        }
+        return;
+    case PL_BBR_PROBE_BW_UP:
+        if (pl_bbr_elapsed_in_phase(b, b->min_rtt_ns, now_ns) &&
+            rs->bytes_in_flight > pl_bbr_inflight(b, b->max_bw, PL_BBR_GAIN_UP_PACING))
+            pl_bbr_start_down(b, now_ns);
+        return;
+    default:
+        return;
+    }
+}
+
+static void pl_bbr_check_drain(pl_cc_bbr *b, const pl_rate_sample *rs, uint64_t now_ns) {
+    if (b->mode == PL_BBR_DRAIN && rs->bytes_in_flight <= pl_bbr_inflight(b, b->max_bw, PL_BBR_GAIN_UNIT))
+        pl_bbr_start_down(b, now_ns);
+}
+
+/* ---- Min RTT and ProbeRTT ---- */
+
+static void pl_bbr_update_min_rtt(pl_cc_bbr *b, const pl_rate_sample *rs, uint64_t now_ns) {
+    /* The clocks start at the first sample. */
+    b->probe_rtt_expired = b->probe_rtt_min_ns != PL_BBR_NONE &&
+                           now_ns > b->probe_rtt_min_stamp_ns + PL_BBR_PROBE_RTT_INTERVAL_NS;
+    int min_rtt_expired = b->min_rtt_ns != PL_BBR_NONE && now_ns > b->min_rtt_stamp_ns + PL_BBR_MIN_RTT_WINDOW_NS;
+    /* ProbeRTT drains the queue to see the bare RTT.  An interval whose least sample came
+     * within an eighth of the min RTT has seen it already (no queue hid it): draining
+     * would only cost throughput, so the interval simply starts again.  But when the
+     * filter is about to forget its min RTT and the interval has not seen anything near
+     * it, a queue may be hiding it: look now, before a raised value is adopted. */
+    int similar = b->min_rtt_ns != PL_BBR_NONE &&
+                  b->probe_rtt_min_ns <= b->min_rtt_ns + b->min_rtt_ns / PL_BBR_PROBE_RTT_SIMILAR_DIVISOR;
+    if (b->probe_rtt_expired && similar) {
+        b->probe_rtt_expired = 0;
+        b->probe_rtt_min_ns = PL_BBR_NONE; /* a new interval starts with this sample */
+    } else if (min_rtt_expired && !similar) {
+        b->probe_rtt_expired = 1;
+    }
+    if (rs->rtt_ns > 0 && (rs->rtt_ns < b->probe_rtt_min_ns || b->probe_rtt_expired)) {
+        b->probe_rtt_min_ns = rs->rtt_ns;
+        b->probe_rtt_min_stamp_ns = now_ns;
+    }
+    if (b->probe_rtt_min_ns < b->min_rtt_ns || min_rtt_expired) {
+        b->min_rtt_ns = b->probe_rtt_min_ns;
+        b->min_rtt_stamp_ns = b->probe_rtt_min_stamp_ns;
+    }
+}
+
+static uint64_t pl_bbr_probe_rtt_cwnd(const pl_cc_bbr *b) {
+    return pl_max64(pl_bbr_bdp_multiple(b, b->bw, PL_BBR_GAIN_PROBE_RTT_CWND), pl_bbr_min_pipe(b));
+}
+
+static void pl_bbr_exit_probe_rtt(pl_cc_state *s, uint64_t now_ns) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    pl_bbr_reset_lower_bounds(b);
+    s->cwnd_bytes = pl_max64(s->cwnd_bytes, b->prior_cwnd);
+    if (!b->full_bw_reached) {
+        pl_bbr_enter_startup(b);
+        return;
+    }
+    pl_bbr_start_down(b, now_ns);
+    pl_bbr_start_cruise(b);
+}
+
+static void pl_bbr_handle_probe_rtt(pl_cc_state *s, const pl_rate_sample *rs, uint64_t now_ns) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    if (b->probe_rtt_done_ns == 0) {
+        /* The flight must first fall to the ProbeRTT window; then hold it 200 ms and a round. */
+        if (rs->bytes_in_flight > pl_bbr_probe_rtt_cwnd(b)) return;
+        b->probe_rtt_done_ns = now_ns + PL_BBR_PROBE_RTT_DURATION_NS;
+        b->probe_rtt_round_done = 0;
+        pl_bbr_start_round(b);
+        return;
+    }
+    if (b->round_start) b->probe_rtt_round_done = 1;
+    if (!b->probe_rtt_round_done || now_ns <= b->probe_rtt_done_ns) return;
+    b->probe_rtt_min_stamp_ns = now_ns;
+    pl_bbr_exit_probe_rtt(s, now_ns);
+}
+
+static void pl_bbr_check_probe_rtt(pl_cc_state *s, const pl_rate_sample *rs, uint64_t now_ns) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    if (b->mode != PL_BBR_PROBE_RTT && b->probe_rtt_expired) {
+        b->prior_cwnd = s->cwnd_bytes;
+        b->probe_rtt_done_ns = 0;
+        b->ack_phase = PL_BBR_ACKS_PROBE_STOPPING;
+        pl_bbr_start_round(b);
+        b->mode = PL_BBR_PROBE_RTT;
+    }
+    if (b->mode == PL_BBR_PROBE_RTT) pl_bbr_handle_probe_rtt(s, rs, now_ns);
+}
+
+/* ---- Control: pacing rate and window ---- */
+
+static void pl_bbr_set_pacing_rate(pl_cc_bbr *b) {
+    if (b->bw == 0) return;
+    uint64_t rate = pl_bbr_percent(b->bw, pl_bbr_pacing_gain(b));
+    rate = pl_bbr_percent(rate, 100 - PL_BBR_PACING_MARGIN_PERCENT);
+    /* Until the pipe is known to be full, the rate only rises: an early sample taken before
+     * the pacer got going must not slow Startup down. */
+    if (b->full_bw_reached || rate > b->pacing_rate) b->pacing_rate = rate;
+}
+
+/* The most the model lets into the flight. */
+static uint64_t pl_bbr_bound_for_model(const pl_cc_bbr *b) {
+    uint64_t cap = PL_BBR_NONE;
+    if (pl_bbr_in_probe_bw(b) && b->mode != PL_BBR_PROBE_BW_CRUISE) cap = b->inflight_hi;
+    else if (b->mode == PL_BBR_PROBE_RTT || b->mode == PL_BBR_PROBE_BW_CRUISE) cap = pl_bbr_inflight_with_headroom(b);
+    cap = pl_min64(cap, b->inflight_lo);
+    return pl_max64(cap, pl_bbr_min_pipe(b));
+}
+
+static void pl_bbr_set_cwnd(pl_cc_state *s, const pl_rate_sample *rs) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    uint64_t most = pl_bbr_inflight(b, b->bw, pl_bbr_cwnd_gain(b));
+    /* ACKs that arrive in bursts need the window to cover the burst (once the model is set). */
+    if (b->full_bw_reached) most = pl_min64(most + pl_bbr_extra_acked(b), PL_CC_WINDOW_MOST_BYTES);
+    uint64_t cwnd = s->cwnd_bytes, acked = rs->newly_acked_bytes;
+    uint64_t initial = (uint64_t)PL_CC_WINDOW_INITIAL_DATAGRAMS * b->mss;
+    if (b->full_bw_reached) cwnd = pl_min64(cwnd + acked, most);
+    else if (cwnd < most || rs->delivered_total_bytes < initial) cwnd += acked;
+    cwnd = pl_max64(cwnd, pl_bbr_min_pipe(b));
+    if (b->mode == PL_BBR_PROBE_RTT) cwnd = pl_min64(cwnd, pl_bbr_probe_rtt_cwnd(b));
+    cwnd = pl_min64(cwnd, pl_bbr_bound_for_model(b));
+    s->cwnd_bytes = pl_min64(cwnd, PL_CC_WINDOW_MOST_BYTES);
+}
+
+/* ---- The interface (cc.h) ---- */
+
+void pl_cc_bbr_init(pl_cc_state *state, uint32_t mss) {
+    assert(state != NULL);
+    assert(mss >= PL_CC_DATAGRAM_LEAST && mss <= PL_CC_DATAGRAM_MOST);
+    pl_cc_bbr *b = &state->algo.bbr;
+    *b = (pl_cc_bbr){0};
+    b->mss = mss;
+    b->bw_lo = PL_BBR_NONE;
+    b->inflight_hi = PL_BBR_NONE;
+    b->inflight_lo = PL_BBR_NONE;
+    b->min_rtt_ns = PL_BBR_NONE;
+    b->probe_rtt_min_ns = PL_BBR_NONE;
+    b->bw_probe_up_cnt = PL_BBR_NONE;
+    b->rng = PL_BBR_SEED_DEFAULT;
+    pl_bbr_enter_startup(b);
+    state->ssthresh_bytes = PL_CC_SSTHRESH_NONE;
+}
+
+void pl_cc_bbr_seed(pl_cc_state *state, uint64_t seed) {
+    assert(state != NULL);
+    state->algo.bbr.rng = seed != 0 ? seed : PL_BBR_SEED_DEFAULT; /* xorshift's state is never 0 */
+}
+
+void pl_cc_bbr_on_lost(pl_cc_state *state, uint64_t bytes) {
+    assert(state != NULL);
+    pl_cc_bbr *b = &state->algo.bbr;
+    b->loss_round_lost_bytes = pl_min64(b->loss_round_lost_bytes + bytes, PL_CC_WINDOW_MOST_BYTES);
+    if (b->loss_round_lost_packets < UINT32_MAX) b->loss_round_lost_packets++;
+}
+
+void pl_cc_bbr_on_rate_sample(pl_cc_state *state, const pl_rate_sample *rs, uint64_t now_ns) {
+    assert(state != NULL && rs != NULL);
+    pl_cc_bbr *b = &state->algo.bbr;
+    assert(rs->delivered_total_bytes >= b->delivered);
+    assert(rs->prior_delivered_bytes <= rs->delivered_total_bytes);
+    /* Volumes beyond the window's ceiling and rates beyond PL_BBR_BW_MOST mean nothing
+     * here and would only strain the arithmetic. */
+    pl_rate_sample r = *rs;
+    r.delivery_rate_bytes_per_s = pl_min64(r.delivery_rate_bytes_per_s, PL_BBR_BW_MOST);
+    r.delivered_bytes = pl_min64(r.delivered_bytes, PL_CC_WINDOW_MOST_BYTES);
+    r.newly_acked_bytes = pl_min64(r.newly_acked_bytes, PL_CC_WINDOW_MOST_BYTES);
+    r.bytes_in_flight = pl_min64(r.bytes_in_flight, PL_CC_WINDOW_MOST_BYTES);
+    r.tx_in_flight_bytes = pl_min64(r.tx_in_flight_bytes, PL_CC_WINDOW_MOST_BYTES);
+    b->delivered = r.delivered_total_bytes;
+    /* Judged before this ACK can close the loss round whose losses it weighs. */
+    int too_high = pl_bbr_too_high(b, &r);
+    int loss_exit = too_high && b->loss_round_lost_packets >= PL_BBR_STARTUP_FULL_LOSS_PACKETS;
+    /* The model and the state machine (the draft's order). */
+    pl_bbr_update_latest(b, &r);
+    pl_bbr_update_congestion_signals(state, &r);
+    pl_bbr_update_ack_aggregation(state, &r, now_ns);
+    pl_bbr_check_startup_done(b, &r, loss_exit);
+    pl_bbr_check_drain(b, &r, now_ns);
+    pl_bbr_update_probe_bw_phase(state, &r, too_high, now_ns);
+    pl_bbr_update_min_rtt(b, &r, now_ns);
+    pl_bbr_check_probe_rtt(state, &r, now_ns);
+    pl_bbr_advance_latest(b, &r);
+    pl_bbr_bound_bw_for_model(b);
+    /* The controls. */
+    pl_bbr_set_pacing_rate(b);
+    pl_bbr_set_cwnd(state, &r);
+}
+
+void pl_cc_bbr_undo(pl_cc_state *state, const pl_cc_state *saved) {
+    assert(state != NULL && saved != NULL);
+    pl_cc_bbr *b = &state->algo.bbr;
+    const pl_cc_bbr *was = &saved->algo.bbr;
+    /* Only the bounds loss lowered go back; the model (bandwidth, RTT, rounds, state) holds
+     * facts measured since, and bounds raised since stay raised. */
+    b->inflight_hi = pl_max64(b->inflight_hi, was->inflight_hi);
+    b->inflight_lo = pl_max64(b->inflight_lo, was->inflight_lo);
+    b->bw_lo = pl_max64(b->bw_lo, was->bw_lo);
+    pl_bbr_bound_bw_for_model(b);
+    state->cwnd_bytes = pl_max64(state->cwnd_bytes, pl_min64(saved->cwnd_bytes, pl_bbr_bound_for_model(b)));
+}
+
+void pl_cc_bbr_on_persistent_congestion(pl_cc_state *state) {
+    assert(state != NULL);
+    pl_cc_bbr *b = &state->algo.bbr;
+    /* Nothing came back for several PTOs: start the flight again from the floor.  The
+     * window grows back by what is acknowledged, up to what the model allows. */
+    state->cwnd_bytes = pl_bbr_min_pipe(b);
+}
+
+uint64_t pl_cc_bbr_pacing_rate(const pl_cc_state *state, const pl_rtt *rtt) {
+    assert(state != NULL && rtt != NULL);
+    const pl_cc_bbr *b = &state->algo.bbr;
+    if (b->pacing_rate != 0) return b->pacing_rate;
+    /* No bandwidth sample yet: Startup's gain over the window per smoothed RTT, or unpaced
+     * before any RTT sample (the initial window goes at once, as with CUBIC). */
+    if (!rtt->has_sample || rtt->rtt_ns_smoothed == 0) return 0;
+    uint64_t nominal = pl_min64(state->cwnd_bytes * PL_BBR_NS_PER_S / rtt->rtt_ns_smoothed, PL_BBR_BW_MOST);
+    return pl_bbr_percent(nominal, PL_BBR_GAIN_STARTUP_PACING);
+}
+
+int pl_cc_bbr_in_startup(const pl_cc_state *state) {
+    assert(state != NULL);
+    return state->algo.bbr.mode == PL_BBR_STARTUP;
+}
