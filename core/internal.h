@@ -37,6 +37,9 @@
 #define PL_REFUSE_WAIT_NS_MOST  (64 * PL_NS_PER_S)  /* ... doubling up to 64 s */
 #define PL_HOST_ANSWER_NS_MOST  (1 * PL_NS_PER_S)   /* unanswered STREAM_OPEN counts as refused */
 #define PL_OLD_EPOCH_NS         (10 * PL_NS_PER_S)  /* old epoch keys kept after a change */
+#define PL_COPIES_MOST          16u    /* copies of app-limited packets waiting to go */
+#define PL_COPY_GAP_NS_LEAST    (1 * PL_NS_PER_MS)   /* a copy leaves srtt/4 after its packet, */
+#define PL_COPY_GAP_NS_MOST     (20 * PL_NS_PER_MS)  /* within these bounds */
 #define PL_OFFERS_PER_S         4u     /* X25519 for authenticated OFFERs, per peer */
 #define PL_LOST_GAP_NS          (100 * PL_NS_PER_MS) /* LOST notices per (peer) at most this often */
 #define PL_LOST_TRIGGER_MOST_MIN 64u   /* a LOST answers only datagrams at least this large */
@@ -98,7 +101,7 @@ typedef struct pl_sent {
     uint32_t bytes;          /* datagram bytes (for congestion control) */
     uint8_t state;
     uint8_t eliciting;
-    uint8_t has_stream, has_offer, has_response, trial, app_limited;
+    uint8_t has_stream, has_offer, has_response, trial, app_limited, is_copy;
     uint32_t episode;        /* LOST: the congestion episode its loss counted in */
     /* Delivery-rate state when it left (draft-cheng-iccrg-delivery-rate-estimation). */
     uint64_t delivered, delivered_ns, first_sent_ns, tx_in_flight;
@@ -175,6 +178,11 @@ typedef struct pl_sender {
     pl_pacer pacer;
     uint64_t loss_time_ns;                 /* RACK: earliest time a packet times out; PL_NONE */
     uint32_t pto_count;
+
+    /* Copies (spec/protocol.md "Local choices"): a sender far below its window sends each
+     * packet of record bytes once more, a quarter RTT later, unless it was acknowledged. */
+    struct pl_copy { uint64_t pn, off, len, due_ns; } copies[PL_COPIES_MOST];
+    uint32_t copies_count;
 
     uint32_t offers_in_flight, responses_in_flight;
     uint32_t probes_due;                   /* PTO probes that may exceed the window */

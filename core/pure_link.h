@@ -128,6 +128,10 @@ typedef struct pure_link_config {
     uint64_t epoch_packets;         /* ... or after this many packets under one key (default 2^22) */
     uint32_t congestion;            /* PURE_LINK_CC_* (default CUBIC) */
     uint32_t ack_delay_us;          /* receiver's maximum ack delay (default 5000) */
+    uint32_t copies;                /* 1: an app-limited sender (nothing more to send) sends
+                                       each packet of record bytes once more a quarter RTT
+                                       later, if the window has room and it was not yet
+                                       acknowledged (default 1; 2 turns it off) */
 } pure_link_config;
 
 enum { PURE_LINK_CC_CUBIC = 1, PURE_LINK_CC_NEWRENO = 2, PURE_LINK_CC_BBR = 3 };
@@ -276,7 +280,7 @@ typedef struct pure_link_stats {
     uint64_t link_refused, listener_refused;
     uint64_t epochs, run_key_builds, x25519_ops;
     uint64_t lost_notices_sent, lost_notices_received;
-    uint64_t spurious_losses, congestion_events, congestion_undos;
+    uint64_t spurious_losses, congestion_events, congestion_undos, packets_copied;
     uint64_t memo_runs_restored;
     uint64_t dropped_bad_header, dropped_unknown_key, dropped_auth, dropped_replay,
              dropped_malformed, dropped_amplification, dropped_no_slot, dropped_stale_epoch,

@@ -12,7 +12,8 @@ static void declare_lost(pl_sender *s, pl_sent *e, uint64_t now_ns) {
     s->offers_in_flight -= e->has_offer;
     s->responses_in_flight -= e->has_response;
     s->stats.packets_lost++;
-    if (e->len > 0) pl_rangeset_add_cover(&s->resend, e->off, e->off + e->len);
+    /* A lost copy needs no resend of its own: its original's fate decides. */
+    if (e->len > 0 && !e->is_copy) pl_rangeset_add_cover(&s->resend, e->off, e->off + e->len);
     if (e->trial && s->trial_pn == e->pn) {
         /* A lost trial is tried again at once: the wait was for the receiver's answer. */
         s->trial_pn = PL_NONE;
@@ -114,10 +115,12 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
         s->stats.spurious_losses++;
         pl_cc_on_spurious(&s->cc, e->episode, now_ns);
         pl_rack_on_spurious(&s->rack, s->pn_next);
-        if (e->len > 0) pl_rangeset_remove(&s->resend, e->off, e->off + e->len);
     } else {
         return;
     }
+    /* Its bytes arrived: whatever else carried them (a copy, a lost original) need not go
+     * again. */
+    if (e->len > 0 && s->resend.count > 0) pl_rangeset_remove(&s->resend, e->off, e->off + e->len);
     if (e->has_response) s->response_pending = 0;
     if (e->has_stream && !stream_unknown) s->stream_known = 1;
     if (e->len > 0 && e->off + e->len > s->acked_end) {
@@ -203,6 +206,7 @@ static void on_refused(pure_link *pl, pl_sender *s, uint32_t reason, uint64_t no
     s->stream_known = 0;
     s->trial_pn = PL_NONE;
     s->trial_due = 0;
+    s->copies_count = 0;
     s->timers[PL_ST_REFUSE] = now_ns + s->refuse_wait_ns;
 }
 

@@ -6,7 +6,7 @@
 typedef struct plan {
     uint8_t offer, response, stream, ping;
     uint64_t off, len;     /* record-stream range; len 0: none */
-    uint8_t trial;
+    uint8_t trial, copy;
 } plan;
 
 
@@ -61,6 +61,36 @@ static size_t control_bytes(const pl_sender *s, const plan *p) {
     return n;
 }
 
+static void copy_pop(pl_sender *s) {
+    assert(s->copies_count > 0);
+    memmove(&s->copies[0], &s->copies[1], (s->copies_count - 1) * sizeof s->copies[0]);
+    s->copies_count--;
+}
+
+/* A copy that is due, of a packet still unacknowledged, takes the place of new bytes (it
+ * leaves the queue only when sent: see record_sent). */
+static int pick_copy(pl_sender *s, uint64_t now_ns, uint64_t room, plan *p) {
+    while (s->copies_count > 0 && s->copies[0].due_ns <= now_ns) {
+        const struct pl_copy *c = &s->copies[0];
+        const pl_sent *e = &s->sent[c->pn % s->sent_most];
+        if (e->pn != c->pn || e->state != PL_SENT_FLIGHT || c->off < s->stored_off) {
+            copy_pop(s);  /* acknowledged, lost or stored already: not needed */
+            continue;
+        }
+        p->off = c->off;
+        p->len = c->len < room ? c->len : room;
+        p->copy = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Copies are for a sender with room to spare: when it cannot send now (window full,
+ * refused, nothing planned), the due ones are dropped rather than left to wake it. */
+static void copies_drop_due(pl_sender *s, uint64_t now_ns) {
+    while (s->copies_count > 0 && s->copies[0].due_ns <= now_ns) copy_pop(s);
+}
+
 /* Decides whether a datagram is due now and what it carries.  Returns 0 if none. */
 static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, plan *p) {
     memset(p, 0, sizeof *p);
@@ -81,13 +111,13 @@ static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, 
     if (s->epoch == 0 && s->offers_in_flight > 0 && !probe) return 0;
     p->stream = !s->stream_known;
     size_t control = control_bytes(s, p);
-    int records = pick_records(s, room_all - control - PL_FRAME_RECORDS_HEAD, p);
+    uint64_t room = room_all - control - PL_FRAME_RECORDS_HEAD;
+    int records = pick_copy(s, now_ns, room, p) || pick_records(s, room, p);
     if (!records) p->stream = 0;
     if (!records && !p->offer && !p->response) {
         if (!probe) return 0;
         p->ping = 1;
     }
-    (void)now_ns;
     return 1;
 }
 
@@ -131,6 +161,18 @@ static void encode_records(const pl_sender *s, const plan *p, uint8_t *buf, size
     *at += (size_t)p->len;
 }
 
+/* A packet of record bytes sent by an app-limited sender (it had nothing more to send: a
+ * low-rate, latency-bound stream, or the tail of a transfer) gets a copy a quarter RTT
+ * later, if the window has room then: a loss costs a quarter RTT instead of a round trip
+ * and a detection delay.  The copy is dropped if the packet is acknowledged first. */
+static void copy_later(const pure_link *pl, pl_sender *s, const pl_sent *e, uint64_t now_ns) {
+    if (pl->config.copies != 1 || e->len == 0 || e->is_copy || e->trial || !e->app_limited || s->refused) return;
+    if (s->copies_count == PL_COPIES_MOST) return;
+    uint64_t gap = s->rtt.rtt_ns_smoothed / 4;
+    gap = gap < PL_COPY_GAP_NS_LEAST ? PL_COPY_GAP_NS_LEAST : gap > PL_COPY_GAP_NS_MOST ? PL_COPY_GAP_NS_MOST : gap;
+    s->copies[s->copies_count++] = (struct pl_copy){e->pn, e->off, e->len, now_ns + gap};
+}
+
 static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn, size_t bytes, uint64_t now_ns) {
     pl_sent *e = &s->sent[pn % s->sent_most];
     memset(e, 0, sizeof *e);
@@ -145,6 +187,7 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
     e->has_offer = p->offer;
     e->has_response = p->response;
     e->trial = p->trial;
+    e->is_copy = p->copy;
     if (s->bytes_in_flight == 0) s->first_sent_ns = s->delivered_ns = now_ns;  /* a new flight */
     e->delivered = s->delivered;
     e->delivered_ns = s->delivered_ns;
@@ -160,7 +203,10 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
     s->last_send_ns = now_ns;
     s->stats.packets_sent++;
     s->stats.bytes_sent += bytes;
-    if (p->len > 0) {
+    if (p->copy) {
+        copy_pop(s);
+        s->stats.packets_copied++;
+    } else if (p->len > 0) {
         int resent = p->off < s->next_off;
         if (resent) {
             s->stats.packets_retransmitted++;
@@ -180,6 +226,7 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
         s->trial_due = 0;
     }
     s->epoch_packets++;
+    copy_later(pl, s, e, now_ns);
     pl_cc_on_sent(&s->cc, bytes, now_ns);
     pl_pacer_on_sent(&s->pacer, bytes, now_ns);
     (void)pl;
@@ -209,11 +256,15 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
             uint64_t mark = s->delivered + s->bytes_in_flight;
             s->app_limited_mark = mark > 0 ? mark : 1;
         }
+        copies_drop_due(s, now_ns);
         return 0;
     }
     if (!probe && !p.trial) {
         /* The window first; then pacing, whose wait becomes a deadline. */
-        if (s->bytes_in_flight + PURE_LINK_DATAGRAM_MOST > pl_cc_cwnd(&s->cc)) return 0;
+        if (s->bytes_in_flight + PURE_LINK_DATAGRAM_MOST > pl_cc_cwnd(&s->cc)) {
+            copies_drop_due(s, now_ns);
+            return 0;
+        }
         uint64_t at_ns = pl_pacer_next_send_ns(&s->pacer, now_ns, PURE_LINK_DATAGRAM_MOST);
         if (at_ns > now_ns) {
             s->pace_wait_ns = at_ns;
@@ -313,6 +364,7 @@ uint64_t pl_sender_deadline(const pl_sender *s) {
     }
     /* Something to send but held back by pacing: wake when the pacer allows it. */
     if (s->pace_wait_ns != PL_NONE && s->pace_wait_ns < d) d = s->pace_wait_ns;
+    if (s->copies_count > 0 && s->copies[0].due_ns < d) d = s->copies[0].due_ns;
     if (s->trial_due || s->probes_due) d = 0;
     return d;
 }

@@ -105,6 +105,12 @@ void sim_report_progress(sim_world *w) {
                 (unsigned long long)l->last.cwnd_bytes, (unsigned long long)l->last.bytes_in_flight,
                 (unsigned long long)l->last.packets_lost);
     }
+    if (w->tcp_count > 0) { /* TCP flows together: goodput over the last interval */
+        uint64_t tcp = 0;
+        for (uint32_t i = 0; i < w->tcp_count; i++) tcp += sim_tcp_delivered_bytes(&w->tcps[i]);
+        fprintf(f, "  tcp %7.2f Mbit/s", (double)(tcp - w->progress_last_tcp_bytes) * 8 / secs / 1e6);
+        w->progress_last_tcp_bytes = tcp;
+    }
     fputc('\n', f);
     fflush(f);
 }
@@ -142,6 +148,28 @@ void sim_report_words(const sim_world *w, FILE *out) {
                 (unsigned long long)s.cwnd_bytes);
         if (l->refused_events) fprintf(out, "; refused %llu times", (unsigned long long)l->refused_events);
         if (l->send_too_big) fprintf(out, "; a %llu B record was refused at enqueue", (unsigned long long)l->spec->record_bytes);
+        fputc('\n', out);
+    }
+    for (uint32_t i = 0; i < w->tcp_count; i++) {
+        const sim_tcp *tc = &w->tcps[i];
+        fprintf(out, "  tcp %s -> %s (%s%s): %.2f MB delivered; %llu segments, %llu retransmitted, %llu fast recoveries, "
+                "%llu timeouts; rtt min %.2f ms, smoothed %.2f ms; cwnd %llu segments\n",
+                sim_node_name(w, tc->spec->from), sim_node_name(w, tc->spec->to), sim_tcp_algo_name(tc->spec->algo),
+                tc->spec->pacing ? ", paced" : "", (double)sim_tcp_delivered_bytes(tc) / 1e6,
+                (unsigned long long)tc->segments_sent, (unsigned long long)tc->retransmissions,
+                (unsigned long long)tc->fast_recoveries, (unsigned long long)tc->timeouts, ms(tc->rtt_ns_min),
+                ms(tc->srtt_ns), (unsigned long long)sim_tcp_cc_cwnd(&tc->cc));
+    }
+    if (w->tcp_count > 0) {
+        uint64_t lb[SIM_LINKS_MOST], tb[SIM_TCP_FLOWS_MOST], sum = 0;
+        uint64_t span = sim_report_share(w, lb, tb);
+        for (uint32_t i = 0; i < w->link_count; i++) sum += lb[i];
+        for (uint32_t i = 0; i < w->tcp_count; i++) sum += tb[i];
+        fprintf(out, "  share over the last %.3f s:", (double)span / 1e9);
+        for (uint32_t i = 0; i < w->link_count; i++)
+            fprintf(out, " link %u %.3f", i + 1, sum ? (double)lb[i] / (double)sum : 0.0);
+        for (uint32_t i = 0; i < w->tcp_count; i++)
+            fprintf(out, " tcp %u %.3f", i + 1, sum ? (double)tb[i] / (double)sum : 0.0);
         fputc('\n', out);
     }
     fprintf(out, "  keys: %llu epochs, %llu run-key builds, %llu X25519 operations; LOST notices %llu, REFUSED notices %llu\n",
@@ -276,6 +304,64 @@ static void json_link(const sim_world *w, const sim_link *l, FILE *out) {
     fputc('}', out);
 }
 
+uint64_t sim_report_share(const sim_world *w, uint64_t *links, uint64_t *tcps) {
+    const int marked = w->share_marked;
+    for (uint32_t i = 0; i < w->link_count; i++)
+        links[i] = w->links[i].host_stored_bytes - (marked ? w->links[i].share_mark_bytes : 0);
+    for (uint32_t i = 0; i < w->tcp_count; i++)
+        tcps[i] = (w->tcps[i].rcv_nxt - (marked ? w->tcps[i].share_mark_segments : 0)) * SIM_TCP_MSS_BYTES;
+    uint64_t from = marked ? w->sc->share_from_ns : 0;
+    return w->end_ns > from ? w->end_ns - from : 0;
+}
+
+static void json_tcp(const sim_world *w, const sim_tcp *t, FILE *out) {
+    fprintf(out, "{\"from\":");
+    json_string(out, sim_node_name(w, t->spec->from));
+    fprintf(out, ",\"to\":");
+    json_string(out, sim_node_name(w, t->spec->to));
+    fprintf(out, ",\"algo\":\"%s\",\"pacing\":%d", sim_tcp_algo_name(t->spec->algo), t->spec->pacing);
+    uint64_t start = t->spec->start_ns, end = t->done ? t->done_ns : w->end_ns;
+    uint64_t span = end > start ? end - start : 0;
+    jd(out, "goodput_mbit", span ? (double)sim_tcp_delivered_bytes(t) * 8 / ((double)span / 1e9) / 1e6 : 0);
+    ju(out, "bytes_delivered", sim_tcp_delivered_bytes(t));
+    ju(out, "packets", t->segments_sent);
+    ju(out, "retransmissions", t->retransmissions);
+    ju(out, "fast_recoveries", t->fast_recoveries);
+    ju(out, "timeouts", t->timeouts);
+    ju(out, "hystart_exits", t->cc.hystart_exits);
+    ju(out, "dropped", t->dropped);
+    ju(out, "acks_sent", t->acks_sent);
+    ju(out, "acks_dropped", t->acks_dropped);
+    ju(out, "cwnd_segments", sim_tcp_cc_cwnd(&t->cc));
+    jd(out, "rtt_ms_smoothed", ms(t->srtt_ns));
+    jd(out, "rtt_ms_min", ms(t->rtt_ns_min));
+    fprintf(out, ",\"reordering_seen\":%d,\"done\":%d", t->reordering_seen, t->done);
+    fputc('}', out);
+}
+
+/* "share": per link and per TCP flow, its bytes over the sum of all, in the window. */
+static void json_share(const sim_world *w, FILE *out) {
+    uint64_t lb[SIM_LINKS_MOST], tb[SIM_TCP_FLOWS_MOST], sum = 0;
+    uint64_t span = sim_report_share(w, lb, tb);
+    for (uint32_t i = 0; i < w->link_count; i++) sum += lb[i];
+    for (uint32_t i = 0; i < w->tcp_count; i++) sum += tb[i];
+    fprintf(out, ",\"share\":{\"from_s\":%.6g,\"window_s\":%.6g", w->share_marked ? (double)w->sc->share_from_ns / 1e9 : 0.0,
+            (double)span / 1e9);
+    const uint64_t *sets[2] = {lb, tb};
+    const uint32_t counts[2] = {w->link_count, w->tcp_count};
+    const char *names[2] = {"links", "tcp"};
+    for (int k = 0; k < 2; k++) {
+        fprintf(out, ",\"%s\":[", names[k]);
+        for (uint32_t i = 0; i < counts[k]; i++)
+            fprintf(out, "%s%.6g", i ? "," : "", sum ? (double)sets[k][i] / (double)sum : 0.0);
+        fprintf(out, "],\"%s_goodput_mbit\":[", names[k]);
+        for (uint32_t i = 0; i < counts[k]; i++)
+            fprintf(out, "%s%.6g", i ? "," : "", span ? (double)sets[k][i] * 8 / ((double)span / 1e9) / 1e6 : 0.0);
+        fputc(']', out);
+    }
+    fputc('}', out);
+}
+
 static void json_path(const sim_world *w, uint32_t f, uint32_t t, FILE *out) {
     const sim_path *p = &w->paths[f * w->node_count + t];
     const sim_path_counters *c = &p->counters;
@@ -357,5 +443,12 @@ void sim_report_json(const sim_world *w, FILE *out, double wall_s) {
             first = 0;
             json_path(w, f, to, out);
         }
-    fprintf(out, "]}\n");
+    fprintf(out, "],\"tcp\":[");
+    for (uint32_t i = 0; i < w->tcp_count; i++) {
+        if (i) fputc(',', out);
+        json_tcp(w, &w->tcps[i], out);
+    }
+    fputc(']', out);
+    json_share(w, out);
+    fprintf(out, "}\n");
 }

@@ -17,7 +17,7 @@
 #define SIM_RECORD_BYTES_DEFAULT 1024u
 #define SIM_SCENARIO_FILE_MOST (1u << 20)        /* bytes of a scenario file */
 
-typedef enum section { SECTION_NONE, SECTION_NODE, SECTION_LINK } section;
+typedef enum section { SECTION_NONE, SECTION_NODE, SECTION_LINK, SECTION_TCP } section;
 
 typedef struct parser {
     sim_scenario *sc;
@@ -192,6 +192,18 @@ static int parse_at(parser *p, char *rest) {
     return parse_path_key(p, k + 5, v, at, 1);
 }
 
+/* "FROM > TO" of a link or TCP flow: two different valid node names. */
+static int split_pair(parser *p, char *value, const char *what, char **from, char **to) {
+    char *gt = strchr(value, '>');
+    if (gt == NULL) return fail(p, "%s is 'FROM > TO'", what);
+    *gt = 0;
+    *from = trim(value);
+    *to = trim(gt + 1);
+    if (!valid_node_name(*from) || !valid_node_name(*to)) return fail(p, "bad node names in %s", what);
+    if (strcmp(*from, *to) == 0) return fail(p, "a %s joins two different nodes", what);
+    return 0;
+}
+
 /* ---- global keys ---- */
 
 static int parse_global(parser *p, const char *key, char *value, int *handled) {
@@ -229,14 +241,21 @@ static int parse_global(parser *p, const char *key, char *value, int *handled) {
         n->memo = 1;
         n->memo_sync_ns = SIM_MEMO_SYNC_DEFAULT_NS;
         p->in = SECTION_NODE;
+    } else if (strcmp(key, "share_from") == 0) {
+        if (sim_value_duration_ns(value, &sc->share_from_ns) != 0) return fail(p, "bad share_from");
+    } else if (strcmp(key, "tcp") == 0) {
+        if (sc->tcp_count == SIM_TCP_FLOWS_MOST) return fail(p, "more than %u TCP flows", SIM_TCP_FLOWS_MOST);
+        char *from, *to;
+        if (split_pair(p, value, "tcp", &from, &to) != 0) return -1;
+        sim_tcp_spec *t = &sc->tcps[sc->tcp_count++];
+        sim_tcp_spec_default(t);
+        strcpy(t->from_name, from);
+        strcpy(t->to_name, to);
+        p->in = SECTION_TCP;
     } else if (strcmp(key, "link") == 0) {
         if (sc->link_count == SIM_LINKS_MOST) return fail(p, "more than %u links", SIM_LINKS_MOST);
-        char *gt = strchr(value, '>');
-        if (gt == NULL) return fail(p, "link is 'FROM > TO'");
-        *gt = 0;
-        char *from = trim(value), *to = trim(gt + 1);
-        if (!valid_node_name(from) || !valid_node_name(to)) return fail(p, "bad node names in link");
-        if (strcmp(from, to) == 0) return fail(p, "a link joins two different nodes");
+        char *from, *to;
+        if (split_pair(p, value, "link", &from, &to) != 0) return -1;
         sim_link_spec *l = &sc->links[sc->link_count++];
         memset(l, 0, sizeof *l);
         strcpy(l->from_name, from);
@@ -330,6 +349,7 @@ typedef struct u64_key {
 static int parse_congestion(const char *text, uint64_t *out) {
     if (strcmp(text, "cubic") == 0) { *out = 1; return 0; }   /* PURE_LINK_CC_CUBIC */
     if (strcmp(text, "newreno") == 0) { *out = 2; return 0; } /* PURE_LINK_CC_NEWRENO */
+    if (strcmp(text, "bbr") == 0) { *out = 3; return 0; }     /* PURE_LINK_CC_BBR */
     return sim_value_u64(text, out);
 }
 
@@ -418,6 +438,40 @@ static int parse_link_key(parser *p, const char *key, char *value) {
     return 0;
 }
 
+/* ---- TCP flow keys ---- */
+
+static int parse_tcp_key(parser *p, const char *key, char *value) {
+    sim_tcp_spec *t = &p->sc->tcps[p->sc->tcp_count - 1];
+    uint64_t v;
+    if (strcmp(key, "algo") == 0) {
+        if (strcmp(value, "cubic") == 0) t->algo = SIM_TCP_CUBIC;
+        else if (strcmp(value, "newreno") == 0) t->algo = SIM_TCP_NEWRENO;
+        else return fail(p, "algo is cubic or newreno");
+    } else if (strcmp(key, "start") == 0) {
+        if (sim_value_duration_ns(value, &t->start_ns) != 0) return fail(p, "bad start");
+    } else if (strcmp(key, "until") == 0) {
+        if (sim_value_duration_ns(value, &t->until_ns) != 0) return fail(p, "bad until");
+    } else if (strcmp(key, "bytes") == 0) {
+        if (sim_value_bytes(value, &t->bytes) != 0) return fail(p, "bad bytes");
+    } else if (strcmp(key, "pacing") == 0) {
+        if (sim_value_bool(value, &t->pacing) != 0) return fail(p, "pacing is yes or no");
+    } else if (strcmp(key, "hystart") == 0) {
+        if (sim_value_bool(value, &t->hystart) != 0) return fail(p, "hystart is yes or no");
+    } else if (strcmp(key, "initial_window") == 0) {
+        if (sim_value_u64(value, &v) != 0 || v == 0 || v > 1000) return fail(p, "initial_window is 1..1000 segments");
+        t->initial_window = (uint32_t)v;
+    } else if (strcmp(key, "window_most") == 0) {
+        if (sim_value_bytes(value, &t->window_most_bytes) != 0 || t->window_most_bytes < 2 * SIM_TCP_MSS_BYTES ||
+            t->window_most_bytes > (1ull << 32))
+            return fail(p, "window_most is 2 segments (2,896 B) .. 4 GiB");
+    } else if (strcmp(key, "rto_min") == 0) {
+        if (sim_value_duration_ns(value, &t->rto_min_ns) != 0 || t->rto_min_ns == 0) return fail(p, "bad rto_min");
+    } else {
+        return fail(p, "unknown tcp key '%s'", key);
+    }
+    return 0;
+}
+
 /* ---- lines and the whole file ---- */
 
 static int parse_line(parser *p, char *line) {
@@ -437,7 +491,8 @@ static int parse_line(parser *p, char *line) {
     if (handled) return 0;
     if (p->in == SECTION_NODE) return parse_node_key(p, key, value);
     if (p->in == SECTION_LINK) return parse_link_key(p, key, value);
-    return fail(p, "unknown key '%s' (node and link keys follow a 'node:' or 'link:' line)", key);
+    if (p->in == SECTION_TCP) return parse_tcp_key(p, key, value);
+    return fail(p, "unknown key '%s' (node, link and tcp keys follow a 'node:', 'link:' or 'tcp:' line)", key);
 }
 
 static int resolve_pair(parser *p, sim_path_setting *s) {
@@ -468,6 +523,13 @@ static int finish(parser *p) {
             if (sc->links[j].from == l->from && sc->links[j].to == l->to && strcmp(sc->links[j].source, l->source) == 0)
                 return fail(p, "links %u and %u: same nodes and source '%s'", j + 1, i + 1, l->source);
     }
+    for (uint32_t i = 0; i < sc->tcp_count; i++) {
+        sim_tcp_spec *t = &sc->tcps[i];
+        int f = sim_scenario_node(sc, t->from_name), to = sim_scenario_node(sc, t->to_name);
+        if (f < 0 || to < 0) return fail(p, "tcp %s > %s names an unknown node", t->from_name, t->to_name);
+        t->from = (uint32_t)f;
+        t->to = (uint32_t)to;
+    }
     for (uint32_t i = 0; i < sc->node_count; i++) {
         sim_node_spec *n = &sc->nodes[i];
         for (uint32_t j = 0; j < n->wire_count; j++) {
@@ -490,6 +552,7 @@ int sim_scenario_parse(sim_scenario *sc, const char *text, char *err, size_t err
     sc->stop_when_done = 1;
     sc->metrics_interval_ns = SIM_METRICS_DEFAULT_NS;
     sc->progress_interval_ns = SIM_PROGRESS_DEFAULT_NS;
+    sc->share_from_ns = SIM_SHARE_FROM_DEFAULT_NS;
     sim_path_params_default(&sc->path_default);
     parser p = {sc, SECTION_NONE, 0, err, err_len};
     if (err_len) err[0] = 0;

@@ -1,8 +1,8 @@
 /* sim_scenario.h: a scenario file, parsed.
  *
- * A scenario is text: `key: value` lines, `#` comments, blank lines.  `node: NAME` and
- * `link: FROM > TO` open sections; the keys after them (until the next section) describe
- * that node or link.  Global keys (run settings, `path.*`, `at`) may appear anywhere.
+ * A scenario is text: `key: value` lines, `#` comments, blank lines.  `node: NAME`,
+ * `link: FROM > TO` and `tcp: FROM > TO` open sections; the keys after them (until the next
+ * section) describe that node, link or TCP flow.  Global keys (run settings, `path.*`, `at`) may appear anywhere.
  * Every key is documented in sim/README.md. */
 #ifndef SIM_SCENARIO_H
 #define SIM_SCENARIO_H
@@ -12,6 +12,7 @@
 
 #include "sim_disk.h"
 #include "sim_path.h"
+#include "sim_tcp.h"
 
 #define SIM_NODES_MOST 64u          /* nodes in one scenario */
 #define SIM_LINKS_MOST 64u          /* links (sender -> receiver) in one scenario */
@@ -25,6 +26,9 @@
 #define SIM_CHANGES_MOST 256u       /* timed changes (`at` lines) */
 #define SIM_LINE_MOST 2048u         /* bytes of one scenario line */
 #define SIM_NEVER UINT64_MAX        /* "no such time" */
+#define SIM_SHARE_FROM_DEFAULT_NS 5000000000ull /* the share window skips the first 5 s */
+
+_Static_assert(sizeof(((sim_tcp_spec *)0)->from_name) == SIM_NODE_NAME_MOST + 1, "a TCP flow names nodes");
 
 typedef enum sim_mode { SIM_MODE_BULK = 0, SIM_MODE_PACED = 1 } sim_mode;
 
@@ -119,6 +123,9 @@ typedef struct sim_scenario {
     uint32_t node_count;
     sim_link_spec links[SIM_LINKS_MOST];
     uint32_t link_count;
+    sim_tcp_spec tcps[SIM_TCP_FLOWS_MOST];
+    uint32_t tcp_count;
+    uint64_t share_from_ns;         /* start of the share window (sim_report_share) */
 } sim_scenario;
 
 /* Parses scenario text.  Returns 0, or -1 with a message "LINE: what" in err. */

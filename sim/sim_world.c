@@ -215,6 +215,7 @@ static void sample_metrics(sim_world *w) {
         sim_trace_u64(&w->trace, "records_stored", s.records_stored);
         sim_trace_end(&w->trace);
     }
+    for (uint32_t i = 0; i < w->tcp_count; i++) sim_tcp_sample(w, &w->tcps[i]);
 }
 
 /* ---- building ---- */
@@ -239,9 +240,11 @@ int sim_world_init(sim_world *w, const sim_scenario *sc, const sim_options *opt,
     }
     w->node_count = sc->node_count;
     w->link_count = sc->link_count;
+    w->tcp_count = sc->tcp_count;
     w->nodes = calloc(w->node_count, sizeof *w->nodes);
     w->links = calloc(w->link_count ? w->link_count : 1, sizeof *w->links);
-    if (w->nodes == NULL || w->links == NULL) {
+    w->tcps = calloc(w->tcp_count ? w->tcp_count : 1, sizeof *w->tcps);
+    if (w->nodes == NULL || w->links == NULL || w->tcps == NULL) {
         snprintf(err, err_len, "out of memory");
         return -1;
     }
@@ -255,6 +258,11 @@ int sim_world_init(sim_world *w, const sim_scenario *sc, const sim_options *opt,
         w->links[i].spec = &sc->links[i];
         if (sim_link_setup(w, &w->links[i], err, err_len) != 0) return -1;
     }
+    for (uint32_t i = 0; i < w->tcp_count; i++) {
+        w->tcps[i].index = i;
+        w->tcps[i].spec = &sc->tcps[i];
+        if (sim_tcp_setup(w, &w->tcps[i], err, err_len) != 0) return -1;
+    }
     if (setup_paths(w) != 0) {
         snprintf(err, err_len, "out of memory");
         return -1;
@@ -266,12 +274,20 @@ void sim_world_free(sim_world *w) {
     /* Datagrams still in flight are owned by their events. */
     sim_event ev;
     while (sim_heap_pop(&w->engine.heap, &ev))
-        if (ev.kind == SIM_EV_ARRIVE) free(ev.ptr);
+        if (ev.kind == SIM_EV_ARRIVE || ev.kind == SIM_EV_TCP_ARRIVE) free(ev.ptr);
     for (sim_packet *p = w->free_packets, *next; p; p = next) {
         next = p->next_free;
         free(p);
     }
     w->free_packets = NULL;
+    for (sim_tcp_seg *s = w->free_tcp_segs, *next; s; s = next) {
+        next = s->next_free;
+        free(s);
+    }
+    w->free_tcp_segs = NULL;
+    for (uint32_t i = 0; w->tcps && i < w->tcp_count; i++) sim_tcp_free(&w->tcps[i]);
+    free(w->tcps);
+    w->tcps = NULL;
     for (uint32_t i = 0; w->nodes && i < w->node_count; i++) sim_node_free(&w->nodes[i]);
     for (uint32_t i = 0; w->links && i < w->link_count; i++) sim_link_free(&w->links[i]);
     for (uint32_t i = 0; w->paths && i < w->node_count * w->node_count; i++) sim_path_free(&w->paths[i]);
@@ -303,16 +319,31 @@ static void schedule_start(sim_world *w) {
         sim_world_at(w, sc->links[i].start_ns, SIM_EV_LINK_START, i, 0, NULL);
         if (sc->links[i].until_ns != SIM_NEVER) sim_world_at(w, sc->links[i].until_ns, SIM_EV_APP_UNTIL, i, 0, NULL);
     }
+    for (uint32_t i = 0; i < w->tcp_count; i++) {
+        sim_world_at(w, sc->tcps[i].start_ns, SIM_EV_TCP_START, i, 0, NULL);
+        if (sc->tcps[i].until_ns != SIM_NEVER) sim_world_at(w, sc->tcps[i].until_ns, SIM_EV_TCP_UNTIL, i, 0, NULL);
+    }
     for (uint32_t i = 0; i < sc->change_count; i++) sim_world_at(w, sc->changes[i].at_ns, SIM_EV_CHANGE, i, 0, NULL);
     if (sc->metrics_interval_ns) sim_world_at(w, sc->metrics_interval_ns, SIM_EV_METRICS, 0, 0, NULL);
     sim_world_at(w, sc->progress_interval_ns, SIM_EV_PROGRESS, 0, 0, NULL);
 }
 
+/* Every link and every TCP flow is done (and there is at least one). */
 static int all_links_done(const sim_world *w) {
-    if (w->link_count == 0) return 0;
+    if (w->link_count == 0 && w->tcp_count == 0) return 0;
     for (uint32_t i = 0; i < w->link_count; i++)
         if (!w->links[i].done) return 0;
+    for (uint32_t i = 0; i < w->tcp_count; i++)
+        if (!w->tcps[i].done) return 0;
     return 1;
+}
+
+/* The share window begins: the figures as they stand after every event before share_from.
+ * Taken before the first event at or after it, so it costs no event of its own. */
+static void share_mark(sim_world *w) {
+    w->share_marked = 1;
+    for (uint32_t i = 0; i < w->link_count; i++) w->links[i].share_mark_bytes = w->links[i].host_stored_bytes;
+    for (uint32_t i = 0; i < w->tcp_count; i++) w->tcps[i].share_mark_segments = w->tcps[i].rcv_nxt;
 }
 
 static void dispatch(sim_world *w, const sim_event *ev) {
@@ -341,6 +372,10 @@ static void dispatch(sim_world *w, const sim_event *ev) {
         sim_report_progress(w);
         sim_world_at(w, now + w->sc->progress_interval_ns, SIM_EV_PROGRESS, 0, 0, NULL);
         break;
+    case SIM_EV_TCP_START: sim_tcp_on_start(w, &w->tcps[ev->target]); break;
+    case SIM_EV_TCP_UNTIL: sim_tcp_on_until(w, &w->tcps[ev->target]); break;
+    case SIM_EV_TCP_ARRIVE: sim_tcp_on_arrive(w, &w->tcps[ev->target], ev->ptr); break;
+    case SIM_EV_TCP_TIMER: sim_tcp_on_timer(w, &w->tcps[ev->target], ev->arg); break;
     default: assert(0 && "unknown event kind"); break;
     }
 }
@@ -357,6 +392,7 @@ int sim_world_run(sim_world *w) {
             sim_world_fail(w, "event limit reached (events_most = %llu)", (unsigned long long)w->engine.events_most);
             break;
         }
+        if (!w->share_marked && ev.at_ns >= sc->share_from_ns) share_mark(w);
         dispatch(w, &ev);
         if (sc->stop_when_done && all_links_done(w)) {
             why = "done";

@@ -10,6 +10,7 @@
  *   sim_node.c      one node's endpoint: start, crash, restart, the call/pull/drain loop
  *   sim_sender.c    the sending application on a link (bulk or paced records)
  *   sim_receiver.c  the receiving host: stream answers, storing records, order checks
+ *   sim_tcp.c       TCP flows competing on the same paths (sim_tcp.h)
  *   sim_report.c    figures, the summary in words and the JSON line */
 #ifndef SIM_WORLD_H
 #define SIM_WORLD_H
@@ -25,6 +26,7 @@
 #include "sim_pcap.h"
 #include "sim_rng.h"
 #include "sim_scenario.h"
+#include "sim_tcp.h"
 #include "sim_trace.h"
 
 #define SIM_NO_LINK UINT32_MAX
@@ -44,7 +46,11 @@ typedef enum sim_event_kind {
     SIM_EV_APP_UNTIL,      /* target link: writing stops */
     SIM_EV_CHANGE,         /* target change index */
     SIM_EV_METRICS,        /* sample endpoint statistics into the trace */
-    SIM_EV_PROGRESS        /* print the progress line */
+    SIM_EV_PROGRESS,       /* print the progress line */
+    SIM_EV_TCP_START,      /* target TCP flow */
+    SIM_EV_TCP_UNTIL,      /* target TCP flow: no new data */
+    SIM_EV_TCP_ARRIVE,     /* target TCP flow, ptr sim_tcp_seg */
+    SIM_EV_TCP_TIMER       /* target TCP flow, arg generation << 1 | side */
 } sim_event_kind;
 
 typedef struct sim_packet {
@@ -147,6 +153,7 @@ typedef struct sim_link {
     pure_link_stats past;    /* counters of senders of earlier incarnations */
     pure_link_stats last;    /* the latest sample of the open sender */
     uint32_t last_reason;
+    uint64_t share_mark_bytes; /* host_stored_bytes when the share window began */
 } sim_link;
 
 typedef struct sim_options {
@@ -175,12 +182,18 @@ typedef struct sim_world {
     sim_packet *free_packets;
     uint64_t packets_allocated;
     uint64_t next_packet_id;
+    sim_tcp *tcps;           /* TCP flows beside the links (sim_tcp.c) */
+    uint32_t tcp_count;
+    sim_tcp_seg *free_tcp_segs;
+    uint64_t tcp_segs_allocated;
+    int share_marked;        /* the share window's start was passed (see share_from) */
     uint64_t end_ns;         /* when the run ended */
     int stopped;
     const char *error;       /* why the run failed, or NULL */
     char error_text[256];
     /* Progress. */
     uint64_t progress_last_bytes;
+    uint64_t progress_last_tcp_bytes;
     /* Totals. */
     uint64_t datagrams_routed, datagrams_unroutable, arrivals_dropped_down;
     uint64_t keylog_lines;
@@ -262,5 +275,9 @@ void sim_report_progress(sim_world *w);
 void sim_report_words(const sim_world *w, FILE *out);
 /* One JSON object on one line.  wall_s < 0 leaves out the wall-clock figures. */
 void sim_report_json(const sim_world *w, FILE *out, double wall_s);
+/* The share window (BRIEF §6): each link's stored record bytes and each TCP flow's
+ * delivered bytes from share_from (or 0 if the run ended before it) to the end, and the
+ * window's length.  links[] and tcps[] have link_count and tcp_count entries. */
+uint64_t sim_report_share(const sim_world *w, uint64_t *links, uint64_t *tcps);
 
 #endif

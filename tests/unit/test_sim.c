@@ -13,6 +13,7 @@
 #include "sim_pcap.h"
 #include "sim_rng.h"
 #include "sim_scenario.h"
+#include "sim_tcp.h"
 #include "sim_trace.h"
 #include "sim_value.h"
 #include "sim_world.h"
@@ -739,6 +740,313 @@ static void run_timed_change_applies_from_its_time(void) {
     free(sc);
 }
 
+/* ---- TCP flows (sim_tcp.c) ---- */
+
+static void tcp_cubic_curve_in_fixed_point(void) {
+    const uint64_t fp = SIM_TCP_FP;
+    /* K = cbrt((W_max - cwnd) / C): 100 -> 70 segments gives cbrt(75) s = 4.217163 s. */
+    uint64_t k = sim_cubic_k_us(100 * fp, 70 * fp);
+    CHECK(k >= 4217162 && k <= 4217164);
+    CHECK_EQ_U(sim_cubic_k_us(70 * fp, 100 * fp), 0);
+    /* W(0) is where the epoch starts, W(K) the plateau, W(K + 10 s) = W_max + 0.4 * 1000. */
+    uint64_t w0 = sim_cubic_w_fp(100 * fp, k, 0);
+    CHECK(w0 >= 70 * fp - fp / 100 && w0 <= 70 * fp + fp / 100);
+    CHECK_EQ_U(sim_cubic_w_fp(100 * fp, k, k), 100 * fp);
+    uint64_t w10 = sim_cubic_w_fp(100 * fp, k, k + 10000000);
+    CHECK(w10 >= 500 * fp - 1 && w10 <= 500 * fp + 1);
+    CHECK_EQ_U(sim_cubic_w_fp(10 * fp, 0, 0), 10 * fp);
+}
+
+/* One RTT of ACKs, one segment each, all at t_ns. */
+static void ack_one_rtt(sim_tcp_cc *cc, uint64_t t_ns, uint64_t rtt_ns) {
+    uint64_t n = sim_tcp_cc_cwnd(cc);
+    for (uint64_t i = 0; i < n; i++) sim_tcp_cc_on_ack(cc, 1, t_ns, rtt_ns);
+}
+
+static void tcp_cc_reductions_and_growth(void) {
+    sim_tcp_cc cc;
+    /* CUBIC: beta 0.7; fast convergence aims at (1 + beta) / 2 of a window that fell short. */
+    sim_tcp_cc_init(&cc, SIM_TCP_CUBIC, 10, 100000, 1);
+    CHECK(sim_tcp_cc_in_slow_start(&cc) && sim_tcp_cc_cwnd(&cc) == 10);
+    sim_tcp_cc_on_ack(&cc, 5, 1, 20 * MS);
+    CHECK_EQ_U(sim_tcp_cc_cwnd(&cc), 15); /* slow start: a segment per segment */
+    sim_tcp_cc_set_cwnd(&cc, 1000);
+    sim_tcp_cc_on_congestion(&cc);
+    CHECK_EQ_U(sim_tcp_cc_ssthresh(&cc), 700);
+    CHECK_EQ_U(cc.w_max_fp, 1000 * SIM_TCP_FP);
+    sim_tcp_cc_set_cwnd(&cc, 800);
+    sim_tcp_cc_on_congestion(&cc);
+    CHECK_EQ_U(sim_tcp_cc_ssthresh(&cc), 560);
+    CHECK_EQ_U(cc.w_max_fp, 680 * SIM_TCP_FP);
+    /* Concave growth back to W_max: RTT 100 ms, 1000 -> 700; K = cbrt(750) s = 9.086 s.
+     * Reno-friendly W_est stays below W_cubic here (700 + 0.53 * 91 < 1000). */
+    sim_tcp_cc_init(&cc, SIM_TCP_CUBIC, 10, 100000, 0);
+    sim_tcp_cc_set_cwnd(&cc, 1000);
+    sim_tcp_cc_on_congestion(&cc);
+    sim_tcp_cc_set_cwnd(&cc, sim_tcp_cc_ssthresh(&cc));
+    uint64_t t = SEC, half = 0;
+    const uint64_t k_ns = 9086000 * 1000ull;
+    for (; t < SEC + k_ns; t += 100 * MS) {
+        ack_one_rtt(&cc, t, 100 * MS);
+        if (half == 0 && t >= SEC + k_ns / 2) half = sim_tcp_cc_cwnd(&cc);
+    }
+    fprintf(stderr, "  cubic: %llu segments halfway to K, %llu at K\n", (unsigned long long)half,
+            (unsigned long long)sim_tcp_cc_cwnd(&cc));
+    CHECK(half >= 955 && half <= 975);               /* W(K/2 + RTT) = 1000 - 0.4 * 4.44^3 = 965 */
+    CHECK(sim_tcp_cc_cwnd(&cc) >= 995 && sim_tcp_cc_cwnd(&cc) <= 1005);
+    /* Reno-friendly region: RTT 20 ms, 100 -> 70: W_est grows 0.53 a round until it passes
+     * 100 (57 rounds), then 1 a round; after 100 rounds it is about 143, far above W_cubic(2 s). */
+    sim_tcp_cc_init(&cc, SIM_TCP_CUBIC, 10, 100000, 0);
+    sim_tcp_cc_set_cwnd(&cc, 100);
+    sim_tcp_cc_on_congestion(&cc);
+    sim_tcp_cc_set_cwnd(&cc, sim_tcp_cc_ssthresh(&cc));
+    for (int r = 0; r < 100; r++) ack_one_rtt(&cc, SEC + (uint64_t)r * 20 * MS, 20 * MS);
+    fprintf(stderr, "  reno-friendly: %llu segments after 100 rounds\n", (unsigned long long)sim_tcp_cc_cwnd(&cc));
+    CHECK(sim_tcp_cc_cwnd(&cc) >= 135 && sim_tcp_cc_cwnd(&cc) <= 150);
+    /* NewReno: halves, then one segment a round. */
+    sim_tcp_cc_init(&cc, SIM_TCP_NEWRENO, 10, 100000, 1);
+    sim_tcp_cc_set_cwnd(&cc, 100);
+    sim_tcp_cc_on_congestion(&cc);
+    CHECK_EQ_U(sim_tcp_cc_ssthresh(&cc), 50);
+    sim_tcp_cc_set_cwnd(&cc, 50);
+    for (int r = 0; r < 10; r++) ack_one_rtt(&cc, SEC + (uint64_t)r * 20 * MS, 20 * MS);
+    CHECK(sim_tcp_cc_cwnd(&cc) >= 59 && sim_tcp_cc_cwnd(&cc) <= 60); /* 1 / cwnd per ACK: just under 1 a round */
+    /* A timeout: one segment, slow start again. */
+    sim_tcp_cc_on_timeout(&cc);
+    CHECK(sim_tcp_cc_cwnd(&cc) == 1 && sim_tcp_cc_in_slow_start(&cc));
+}
+
+static void tcp_scenario_keys(void) {
+    static const char text[] =
+        "share_from: 2s\n"
+        "node: a\n"
+        "congestion: bbr\n"
+        "node: b\n"
+        "tcp: a > b\n"
+        "algo: newreno\n"
+        "start: 1s\n"
+        "until: 9s\n"
+        "bytes: 10MB\n"
+        "pacing: yes\n"
+        "hystart: no\n"
+        "initial_window: 4\n"
+        "window_most: 1MiB\n"
+        "rto_min: 1s\n"
+        "tcp: b > a\n";
+    sim_scenario *sc = calloc(1, sizeof *sc);
+    char err[256];
+    int r = sim_scenario_parse(sc, text, err, sizeof err);
+    if (r != 0) fprintf(stderr, "  %s\n", err);
+    CHECK(r == 0);
+    CHECK_EQ_U(sc->share_from_ns, 2 * SEC);
+    CHECK_EQ_U(sc->nodes[0].endpoint.congestion, 3); /* PURE_LINK_CC_BBR */
+    CHECK_EQ_U(sc->tcp_count, 2);
+    const sim_tcp_spec *t = &sc->tcps[0];
+    CHECK(t->from == 0 && t->to == 1 && t->algo == SIM_TCP_NEWRENO && t->pacing == 1 && t->hystart == 0);
+    CHECK(t->start_ns == SEC && t->until_ns == 9 * SEC && t->bytes == 10000000 && t->initial_window == 4);
+    CHECK(t->window_most_bytes == 1048576 && t->rto_min_ns == SEC);
+    t = &sc->tcps[1];
+    CHECK(t->from == 1 && t->to == 0 && t->algo == SIM_TCP_CUBIC && t->pacing == 0 && t->hystart == 1);
+    CHECK(t->until_ns == SIM_NEVER && t->initial_window == SIM_TCP_INITIAL_WINDOW && t->rto_min_ns == SIM_TCP_RTO_MIN_NS);
+    CHECK(sim_scenario_parse(sc, "node: a\nnode: b\ntcp: a > b\nalgo: vegas\n", err, sizeof err) != 0);
+    CHECK(strstr(err, "line 4") != NULL);
+    CHECK(sim_scenario_parse(sc, "node: a\nnode: b\ntcp: a > b\ncount: 3\n", err, sizeof err) != 0);
+    CHECK(sim_scenario_parse(sc, "node: a\nnode: b\ntcp: a > c\n", err, sizeof err) != 0);
+    CHECK(sim_scenario_parse(sc, "node: a\nnode: b\ntcp: a > a\n", err, sizeof err) != 0);
+    free(sc);
+}
+
+static const char tcp_lone_text[] =
+    "duration: 20s\n"
+    "share_from: 3s\n"
+    "path.rate: 50Mbit\n"
+    "path.delay: 10ms\n"
+    "node: a\n"
+    "node: b\n"
+    "tcp: a > b\n";
+
+static void tcp_lone_flow_fills_the_bottleneck(void) {
+    sim_scenario *sc;
+    sim_world *w = run_scenario(tcp_lone_text, 1, &sc);
+    CHECK(w != NULL && w->error == NULL);
+    uint64_t lb[1], tb[1];
+    uint64_t span = sim_report_share(w, lb, tb);
+    CHECK_EQ_U(span, 17 * SEC);
+    double mbit = (double)tb[0] * 8 / ((double)span / 1e9) / 1e6;
+    const sim_tcp *t = &w->tcps[0];
+    fprintf(stderr, "  %.4f Mbit/s from 3 s on; %llu segments, %llu dropped, %llu retransmitted, %llu recoveries\n", mbit,
+            (unsigned long long)t->segments_sent, (unsigned long long)t->dropped, (unsigned long long)t->retransmissions,
+            (unsigned long long)t->fast_recoveries);
+    /* The link carries at most 50 Mbit/s of 1,500 B packets: 48.27 Mbit/s of payload (and
+     * the segment being serialised when the window opens). */
+    CHECK(mbit >= 45.0 && mbit <= 50.0 * SIM_TCP_MSS_BYTES / SIM_TCP_WIRE_BYTES * 1.0001);
+    CHECK(t->fast_recoveries > 0 && t->timeouts == 0);        /* the drop-tail queue did overflow */
+    CHECK_EQ_U(t->retransmissions, t->dropped);              /* and no segment went twice in vain */
+    CHECK(w->paths[0 * 2 + 1].counters.dropped_queue == t->dropped);
+    free_run(w, sc);
+}
+
+static void tcp_against_tcp_shares_a_symmetric_path(void) {
+    static const char text[] =
+        "duration: 60s\n"
+        "share_from: 5s\n"
+        "path.rate: 50Mbit\n"
+        "path.delay: 10ms\n"
+        "path.jitter: 1ms\n"
+        "node: a\n"
+        "node: b\n"
+        "tcp: a > b\n"
+        "tcp: a > b\n";
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        sim_scenario *sc;
+        sim_world *w = run_scenario(text, seed, &sc);
+        CHECK(w != NULL && w->error == NULL);
+        uint64_t lb[1], tb[2];
+        uint64_t span = sim_report_share(w, lb, tb);
+        double share = (double)tb[0] / (double)(tb[0] + tb[1]);
+        double total = (double)(tb[0] + tb[1]) * 8 / ((double)span / 1e9) / 1e6;
+        fprintf(stderr, "  seed %llu: share %.3f, together %.2f Mbit/s\n", (unsigned long long)seed, share, total);
+        CHECK(share >= 0.35 && share <= 0.65);
+        CHECK(total >= 45.0);
+        CHECK(w->tcps[0].reordering_seen && w->tcps[1].reordering_seen); /* jitter reorders */
+        free_run(w, sc);
+    }
+}
+
+/* Runs with a trace and returns the time of the first TCP data segment dropped (or 0) and
+ * of the first fast recovery. */
+static void tcp_trace_times(FILE *f, uint64_t *drop_ns, uint64_t *recovery_ns) {
+    fflush(f);
+    rewind(f);
+    char line[SIM_TRACE_RECORD_MOST];
+    *drop_ns = *recovery_ns = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long t;
+        if (sscanf(line, "\x1e{\"time\":%llu,", &t) != 1) continue;
+        if (*drop_ns == 0 && strstr(line, "tcp:packet_dropped") && strstr(line, "\"kind\":\"data\"")) *drop_ns = t;
+        if (*recovery_ns == 0 && strstr(line, "\"kind\":\"fast_recovery\"")) *recovery_ns = t;
+    }
+}
+
+static void tcp_single_loss_is_repaired_by_fast_retransmit(void) {
+    /* The window (100 KB) stays below the BDP (125 KB), so the queue never overflows: the
+     * only losses are random ones on a -> b.  Seeds are tried until one drops exactly one
+     * data segment, early enough to be repaired before the end. */
+    static const char text[] =
+        "duration: 3s\n"
+        "path.rate: 50Mbit\n"
+        "path.delay: 10ms\n"
+        "path.a>b.loss: 0.02%\n"
+        "node: a\n"
+        "node: b\n"
+        "tcp: a > b\n"
+        "window_most: 100KB\n";
+    int found = 0;
+    for (uint64_t seed = 1; seed <= 64 && !found; seed++) {
+        sim_scenario *sc = calloc(1, sizeof *sc);
+        char err[256];
+        CHECK(sim_scenario_parse(sc, text, err, sizeof err) == 0);
+        sim_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.seed = seed;
+        opt.seed_given = 1;
+        opt.trace_file = tmpfile();
+        CHECK(opt.trace_file != NULL);
+        sim_world *w = calloc(1, sizeof *w);
+        CHECK(sim_world_init(w, sc, &opt, err, sizeof err) == 0);
+        CHECK(sim_world_run(w) == 0);
+        const sim_tcp *t = &w->tcps[0];
+        uint64_t drop_ns, recovery_ns;
+        tcp_trace_times(opt.trace_file, &drop_ns, &recovery_ns);
+        if (t->dropped == 1 && t->acks_dropped == 0 && drop_ns > 0 && drop_ns < 2 * SEC) {
+            found = 1;
+            fprintf(stderr, "  seed %llu: dropped at %.3f s, fast recovery at %.3f s\n", (unsigned long long)seed,
+                    (double)drop_ns / 1e9, (double)recovery_ns / 1e9);
+            CHECK(w->paths[0 * 2 + 1].counters.dropped_queue == 0);
+            CHECK_EQ_U(t->fast_recoveries, 1);
+            CHECK_EQ_U(t->timeouts, 0);
+            CHECK_EQ_U(t->retransmissions, 1);
+            /* Found lost within about one RTT (20 ms) of the drop: three SACKs, no timer. */
+            CHECK(recovery_ns > drop_ns && recovery_ns - drop_ns < 30 * MS);
+            CHECK(t->state == SIM_TCP_OPEN && t->rcv_nxt > 1000);
+            CHECK_EQ_U(t->lost_out, 0);
+        }
+        fclose(opt.trace_file);
+        sim_world_free(w);
+        free(w);
+        free(sc);
+    }
+    CHECK(found);
+}
+
+static void tcp_lossy_path_delivers_every_byte(void) {
+    /* Loss, duplication and corruption on both directions, jitter reordering: a flow of a
+     * fixed size ends, with every segment delivered in order, and the run stops then. */
+    static const char text[] =
+        "duration: 60s\n"
+        "path.rate: 20Mbit\n"
+        "path.delay: 10ms\n"
+        "path.jitter: 2ms\n"
+        "path.loss: 2%\n"
+        "path.dup: 1%\n"
+        "path.corrupt: 1%\n"
+        "node: a\n"
+        "node: b\n"
+        "tcp: a > b\n"
+        "bytes: 5MB\n"
+        "tcp: b > a\n"
+        "algo: newreno\n"
+        "pacing: yes\n"
+        "bytes: 2MB\n";
+    sim_scenario *sc;
+    sim_world *w = run_scenario(text, 4, &sc);
+    CHECK(w != NULL && w->error == NULL);
+    for (int i = 0; i < 2; i++) {
+        const sim_tcp *t = &w->tcps[i];
+        fprintf(stderr, "  flow %d: done at %.2f s, %llu segments, %llu dropped, %llu retransmitted, %llu timeouts\n", i,
+                (double)t->done_ns / 1e9, (unsigned long long)t->segments_sent, (unsigned long long)t->dropped,
+                (unsigned long long)t->retransmissions, (unsigned long long)t->timeouts);
+        CHECK(t->done);
+        CHECK_EQ_U(t->rcv_nxt, t->segments_most);
+        CHECK_EQ_U(t->snd_una, t->segments_most);
+        CHECK(t->dropped > 0 && t->retransmissions >= t->dropped / 2);
+        CHECK(t->block_count == 0 && t->sacked_out == 0 && t->lost_out == 0 && t->retrans_out == 0);
+    }
+    CHECK_EQ_U(w->tcps[0].segments_most, (5000000 + SIM_TCP_MSS_BYTES - 1) / SIM_TCP_MSS_BYTES);
+    CHECK(w->end_ns < 60 * SEC); /* stopped when both were done */
+    free_run(w, sc);
+}
+
+static void tcp_same_seed_same_trace(void) {
+    static const char text[] =
+        "duration: 4s\n"
+        "share_from: 1s\n"
+        "path.rate: 50Mbit\n"
+        "path.delay: 10ms\n"
+        "path.jitter: 1ms\n"
+        "node: a\n"
+        "node: b\n"
+        "link: a > b\n"
+        "record_bytes: 1KiB\n"
+        "tcp: a > b\n";
+    sim_scenario *sc1, *sc2, *sc3;
+    sim_world *w1 = run_scenario(text, 5, &sc1);
+    sim_world *w2 = run_scenario(text, 5, &sc2);
+    sim_world *w3 = run_scenario(text, 6, &sc3);
+    CHECK(w1 && w2 && w3);
+    CHECK(w1->error == NULL && w2->error == NULL && w3->error == NULL);
+    CHECK(w1->tcps[0].rcv_nxt > 1000 && w1->links[0].host_stored_bytes > 1000000); /* both moved */
+    CHECK(w1->trace.hash == w2->trace.hash);
+    CHECK(w1->trace.bytes == w2->trace.bytes);
+    CHECK_EQ_U(w1->tcps[0].rcv_nxt, w2->tcps[0].rcv_nxt);
+    CHECK_EQ_U(w1->tcps[0].retransmissions, w2->tcps[0].retransmissions);
+    CHECK_EQ_U(w1->engine.events_run, w2->engine.events_run);
+    CHECK(w1->trace.hash != w3->trace.hash);
+    free_run(w1, sc1);
+    free_run(w2, sc2);
+    free_run(w3, sc3);
+}
+
 TEST_MAIN(TEST_CASE(engine_orders_by_time_then_sequence), TEST_CASE(engine_random_schedule_is_stable),
           TEST_CASE(engine_until_and_limit), TEST_CASE(rng_known_answers),
           TEST_CASE(rng_reproducible_and_independent), TEST_CASE(path_rate_matches_bottleneck),
@@ -749,4 +1057,8 @@ TEST_MAIN(TEST_CASE(engine_orders_by_time_then_sequence), TEST_CASE(engine_rando
           TEST_CASE(pcap_headers_have_valid_checksums), TEST_CASE(disk_syncs_in_order_and_crashes),
           TEST_CASE(run_same_seed_same_trace), TEST_CASE(run_lossy_path_delivers_each_record_once),
           TEST_CASE(run_crash_and_restart_completes), TEST_CASE(run_event_limit_ends_with_error),
-          TEST_CASE(run_timed_change_applies_from_its_time))
+          TEST_CASE(run_timed_change_applies_from_its_time), TEST_CASE(tcp_cubic_curve_in_fixed_point),
+          TEST_CASE(tcp_cc_reductions_and_growth), TEST_CASE(tcp_scenario_keys),
+          TEST_CASE(tcp_lone_flow_fills_the_bottleneck), TEST_CASE(tcp_against_tcp_shares_a_symmetric_path),
+          TEST_CASE(tcp_single_loss_is_repaired_by_fast_retransmit), TEST_CASE(tcp_lossy_path_delivers_every_byte),
+          TEST_CASE(tcp_same_seed_same_trace))
