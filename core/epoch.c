@@ -75,7 +75,7 @@ void pl_sender_on_accept(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_
 void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns) {
     (void)now_ns;
     s->stats.lost_notices_received++;
-    if (s->epoch == 0 || f->lost.epoch != s->epoch) return;
+    if (s->epoch == 0 || f->lost.epoch != pl_epoch_field(s->epoch)) return;  /* LOST names the field */
     memset(s->keys, 0, sizeof s->keys);
     pl_sender_set_epoch(pl, s, 0, s->static_e0);
     pl_sender_offer_new(pl, s, 1);

@@ -40,12 +40,15 @@ void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns) {
     }
 }
 
-/* After a PTO, the oldest packet in flight is sent again in the probes. */
+/* After a PTO, the oldest packet in flight with bytes not yet stored is sent again in the
+ * probes (a packet whose bytes were all stored since — a copy, say — would make the probe a
+ * PING that can never draw the LOST or ACK the sender is waiting for). */
 void pl_sender_requeue_oldest(pl_sender *s) {
     for (uint64_t pn = s->pn_oldest; pn < s->pn_next; pn++) {
         pl_sent *e = &s->sent[pn % s->sent_most];
-        if (e->pn == pn && e->state == PL_SENT_FLIGHT && e->len > 0) {
-            pl_rangeset_add_cover(&s->resend, e->off, e->off + e->len);
+        if (e->pn == pn && e->state == PL_SENT_FLIGHT && e->len > 0 && e->off + e->len > s->stored_off) {
+            uint64_t lo = e->off > s->stored_off ? e->off : s->stored_off;
+            pl_rangeset_add_cover(&s->resend, lo, e->off + e->len);
             return;
         }
     }

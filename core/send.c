@@ -243,7 +243,10 @@ static int sent_slot_free(const pl_sender *s) {
 int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns) {
     int probe = s->probes_due > 0;
     s->pace_wait_ns = PL_NONE;
-    if (!sent_slot_free(s)) return 0;
+    if (!sent_slot_free(s)) {
+        copies_drop_due(s, now_ns);
+        return 0;
+    }
     uint64_t pn = s->pn_next;
     /* A probe carries the whole low 32 bits: the receiver may have restarted (from its
      * memo, or after LOST) and then decodes packet numbers with nothing to go by. */
@@ -364,7 +367,9 @@ uint64_t pl_sender_deadline(const pl_sender *s) {
     }
     /* Something to send but held back by pacing: wake when the pacer allows it. */
     if (s->pace_wait_ns != PL_NONE && s->pace_wait_ns < d) d = s->pace_wait_ns;
-    if (s->copies_count > 0 && s->copies[0].due_ns < d) d = s->copies[0].due_ns;
+    /* A due copy waits only for pacing (whose deadline is above); every other refusal to
+     * send drops it, so it never holds the deadline in the past. */
+    if (s->copies_count > 0 && s->pace_wait_ns == PL_NONE && s->copies[0].due_ns < d) d = s->copies[0].due_ns;
     if (s->trial_due || s->probes_due) d = 0;
     return d;
 }
