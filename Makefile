@@ -137,6 +137,8 @@ bench: all $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 	@echo "== sim/m6.sh (M6 grid in the simulator, beside the goals)"
 	@sh sim/m6.sh
+	@echo "== sim/share.sh (share next to one TCP CUBIC flow)"
+	@sh sim/share.sh
 
 install: $(LIB_A) $(LIB_SO)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
