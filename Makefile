@@ -135,8 +135,9 @@ demo: all
 
 bench: all $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
-	@echo "== sim/m6.sh (M6 grid in the simulator, beside the goals)"
-	@sh sim/m6.sh
+	@echo "== sim/m6.sh (M6 grid in the simulator, beside the goals), CUBIC then BBR"
+	@sh sim/m6.sh 1 cubic
+	@sh sim/m6.sh 1 bbr
 	@echo "== sim/share.sh (share next to one TCP CUBIC flow)"
 	@sh sim/share.sh
 
