@@ -36,7 +36,7 @@ SIM_A    := $(B)/libpurelinksim.a
 SIM_BIN  := $(if $(wildcard sim/main.c),$(B)/pure-link-sim)
 TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
 
-.PHONY: all deps test demo bench install clean check-pure vectors fuzz
+.PHONY: all deps test demo bench install clean check-pure vectors fuzz campaign
 all: deps $(LIB_A) $(LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors $(B)/packet_vectors
 
 deps:
@@ -119,6 +119,11 @@ fuzz: $(B)/fuzz_codec $(B)/fuzz_endpoint
 	@mkdir -p $(B)/corpus/codec $(B)/corpus/endpoint
 	$(B)/fuzz_codec -max_len=1500 -runs=$(FUZZ_RUNS) -print_final_stats=1 $(B)/corpus/codec
 	$(B)/fuzz_endpoint -max_len=8192 -runs=$(FUZZ_RUNS) -print_final_stats=1 $(B)/corpus/endpoint
+
+# Invariant campaign in the simulator: SEEDS random scenarios (tools/campaign.py).
+SEEDS ?= 10000
+campaign: all
+	python3 tools/campaign.py --seeds $(SEEDS)
 
 # The core may not allocate, print, read clocks or do I/O: its objects must not even
 # reference such symbols.  This runs as part of `make test`.

@@ -106,6 +106,7 @@ static void make_config(sim_world *w, sim_node *n) {
     OVERRIDE(epoch_packets, epoch_packets);
     OVERRIDE(congestion, congestion);
     OVERRIDE(ack_delay_us, ack_delay_us);
+    OVERRIDE(copies, copies);
 #undef OVERRIDE
 }
 

@@ -369,6 +369,7 @@ static int parse_node_key(parser *p, const char *key, char *value) {
         {"epoch_packets", offsetof(sim_endpoint_spec, epoch_packets), sim_value_u64},
         {"congestion", offsetof(sim_endpoint_spec, congestion), parse_congestion},
         {"ack_delay_us", offsetof(sim_endpoint_spec, ack_delay_us), sim_value_u64},
+        {"copies", offsetof(sim_endpoint_spec, copies), sim_value_u64},
     };
     for (size_t i = 0; i < sizeof endpoint_keys / sizeof endpoint_keys[0]; i++) {
         if (strcmp(key, endpoint_keys[i].name) != 0) continue;
