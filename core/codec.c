@@ -410,11 +410,27 @@ size_t pl_ack_encode_fit(uint8_t *p, size_t cap, const pl_frame *f, unsigned *ra
     return size;
 }
 
+int pl_payload_decode(pl_frame *frames, unsigned most, const uint8_t *p, size_t n, int reply_dir) {
+    assert(frames != NULL && most >= 1 && most <= PL_FRAMES_MOST);
+    if (n == 0) return PL_WIRE_EMPTY;
+    if (n > PL_PAYLOAD_MOST) return PL_WIRE_TOO_LONG;
+    unsigned count = 0;
+    for (size_t at = 0; at < n; count++) {
+        if (count == most) return PL_WIRE_TOO_MANY;
+        int used = pl_frame_decode(&frames[count], p + at, n - at, reply_dir);
+        if (used < 0) return used;
+        assert(used > 0 && (size_t)used <= n - at);
+        at += (size_t)used;
+    }
+    return (int)count;
+}
+
 int pl_payload_check(const uint8_t *p, size_t n, int reply_dir) {
     if (n == 0) return PL_WIRE_EMPTY;
     if (n > PL_PAYLOAD_MOST) return PL_WIRE_TOO_LONG;
     int frames = 0;
     for (size_t at = 0; at < n; frames++) {
+        if ((unsigned)frames == PL_FRAMES_MOST) return PL_WIRE_TOO_MANY;
         pl_frame f;
         int used = pl_frame_decode(&f, p + at, n - at, reply_dir);
         if (used < 0) return used;

@@ -140,6 +140,7 @@ const char *pl_wire_reason_name(int reason) {
     case PL_WIRE_RANGE: return "out_of_range";
     case PL_WIRE_EMPTY: return "no_frames";
     case PL_WIRE_TOO_LONG: return "too_long";
+    case PL_WIRE_TOO_MANY: return "too_many_frames";
     default: return reason >= 0 ? "ok" : "unknown_reason";
     }
 }

@@ -428,7 +428,7 @@ const uint8_t *pl_peer_e0(pure_link *pl, pl_peer *p);
 void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns);
 
 /* stream.c */
-void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, const uint8_t *p, size_t n,
+void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, const pl_frame *frames, int count,
                       size_t datagram_len, uint64_t pn, uint32_t epoch, uint64_t now_ns);
 void pl_receiver_deliver(pure_link *pl, pl_run *r);
 uint64_t pl_run_credit(const pure_link *pl, const pl_run *r);

@@ -157,7 +157,8 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8
     }
     uint64_t pn = pl_pn_decode(r->largest_pn, h.pn_truncated, h.pn_len);
     uint32_t epoch = 0;
-    int n = -1;
+    int n = -1, count = 0;
+    pl_frame frames[PL_FRAMES_MOST];
     if (!pl_replay_check(r->window, r->largest_pn, pn) ||
         (r->largest_pn != PL_NONE && pn + PL_PN_AGE_MOST <= r->largest_pn)) {
         pl->stats.dropped_replay++;
@@ -169,7 +170,7 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8
              * from a replayed first packet, or the receiver restarted): LOST, so the
              * sender starts its epochs again. */
             if (r->in_use == 1 && !r->fresh && h.epoch_field != 0) pl_notice_lost(pl, p, &h, from, len, now_ns);
-        } else if (pl_payload_check(pkt + hl, (size_t)n, 0) <= 0) {
+        } else if ((count = pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 0)) <= 0) {
             pl->stats.dropped_malformed++;
             n = -1;
         }
@@ -179,7 +180,7 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8
         return 0;
     }
     r->in_use = 1;
-    pl_run_on_packet(pl, r, from, pkt + hl, (size_t)n, len, pn, epoch, now_ns);
+    pl_run_on_packet(pl, r, from, frames, count, len, pn, epoch, now_ns);
     return 0;
 }
 

@@ -305,8 +305,9 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, 
     if (same_run && !pl_replay_check(s->reply_window, largest, pn)) { pl->stats.dropped_replay++; return 0; }
     int n = open_reply(pl, s, &h, (size_t)hl, pkt, len, pn);
     if (n < 0) { pl->stats.dropped_auth++; return 0; }
-    const uint8_t *p = pkt + hl;
-    if (pl_payload_check(p, (size_t)n, 1) <= 0) { pl->stats.dropped_malformed++; return 0; }
+    pl_frame frames[PL_FRAMES_MOST];
+    int count = pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 1);
+    if (count <= 0) { pl->stats.dropped_malformed++; return 0; }
     if (!same_run) {
         s->reply_run = h.reply_run;
         s->reply_run_known = 1;
@@ -319,21 +320,18 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, 
 
     int trial_acked = 0, refused = 0;
     uint32_t reason = 0;
-    for (size_t at = 0; at < (size_t)n;) {
-        pl_frame f;
-        int used = pl_frame_decode(&f, p + at, (size_t)n - at, 1);
-        assert(used > 0);  /* pl_payload_check passed */
-        at += (size_t)used;
-        switch (f.type) {
-        case PL_FRAME_ACK: on_ack(pl, s, &f, now_ns, &trial_acked); break;
-        case PL_FRAME_STORED: on_stored(pl, s, &f, now_ns); break;
-        case PL_FRAME_ACCEPT: pl_sender_on_accept(pl, s, &f, now_ns); break;
+    for (int i = 0; i < count; i++) {
+        const pl_frame *f = &frames[i];
+        switch (f->type) {
+        case PL_FRAME_ACK: on_ack(pl, s, f, now_ns, &trial_acked); break;
+        case PL_FRAME_STORED: on_stored(pl, s, f, now_ns); break;
+        case PL_FRAME_ACCEPT: pl_sender_on_accept(pl, s, f, now_ns); break;
         case PL_FRAME_CHALLENGE:
-            memcpy(s->response_token, f.challenge.token, 16);
+            memcpy(s->response_token, f->challenge.token, 16);
             s->response_pending = 1;
             break;
-        case PL_FRAME_LOST: pl_sender_on_lost(pl, s, &f, now_ns); break;
-        case PL_FRAME_REFUSED: refused = 1, reason = f.refused.reason; break;
+        case PL_FRAME_LOST: pl_sender_on_lost(pl, s, f, now_ns); break;
+        case PL_FRAME_REFUSED: refused = 1, reason = f->refused.reason; break;
         default: break;  /* PADDING */
         }
     }

@@ -253,7 +253,7 @@ uint64_t pl_run_credit(const pure_link *pl, const pl_run *r) {
 
 /* ---- One authentic packet ---- */
 
-void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, const uint8_t *p, size_t n,
+void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, const pl_frame *frames, int count,
                       size_t datagram_len, uint64_t pn, uint32_t epoch, uint64_t now_ns) {
     int highest = r->largest_pn == PL_NONE || pn > r->largest_pn;
     int in_order = r->largest_pn == PL_NONE || pn == r->largest_pn + 1;
@@ -267,18 +267,15 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
         r->timers[PL_RT_OLD_EPOCH] = now_ns + PL_OLD_EPOCH_NS;
     }
     int accepted = 1;
-    for (size_t at = 0; at < n;) {
-        pl_frame f;
-        int used = pl_frame_decode(&f, p + at, n - at, 0);
-        assert(used > 0);
-        at += (size_t)used;
-        switch (f.type) {
-        case PL_FRAME_OFFER: on_offer(pl, r, &f, epoch, now_ns); break;
-        case PL_FRAME_STREAM: on_stream(pl, r, &f, now_ns); break;
+    for (int i = 0; i < count; i++) {
+        const pl_frame *f = &frames[i];
+        switch (f->type) {
+        case PL_FRAME_OFFER: on_offer(pl, r, f, epoch, now_ns); break;
+        case PL_FRAME_STREAM: on_stream(pl, r, f, now_ns); break;
         case PL_FRAME_RECORDS:
-        case PL_FRAME_RECORD: accepted &= on_records(pl, r, &f); break;
+        case PL_FRAME_RECORD: accepted &= on_records(pl, r, f); break;
         case PL_FRAME_RESPONSE:
-            if (!r->validated && addr_equal(from, &r->addr) && memcmp(f.response.token, r->challenge_token, 16) == 0) {
+            if (!r->validated && addr_equal(from, &r->addr) && memcmp(f->response.token, r->challenge_token, 16) == 0) {
                 r->validated = 1;
                 r->challenge_pending = 0;
             }

@@ -196,9 +196,11 @@ typedef enum pl_wire_reason {
     PL_WIRE_WRONG_DIRECTION = -5, /* a known frame in a packet of the other direction */
     PL_WIRE_RANGE = -6,           /* a field's value is outside its stated range */
     PL_WIRE_EMPTY = -7,           /* a payload without a frame */
-    PL_WIRE_TOO_LONG = -8         /* a datagram or payload longer than a full packet */
+    PL_WIRE_TOO_LONG = -8,        /* a datagram or payload longer than a full packet */
+    PL_WIRE_TOO_MANY = -9         /* more than PL_FRAMES_MOST frames in one packet */
 } pl_wire_reason;
-#define PL_WIRE_REASONS 8
+#define PL_WIRE_REASONS 9
+#define PL_FRAMES_MOST 16u        /* frames in one packet (a PADDING run counts once) */
 
 const char *pl_wire_reason_name(int reason);
 
@@ -332,5 +334,9 @@ size_t pl_ack_encode_fit(uint8_t *p, size_t cap, const pl_frame *f, unsigned *ra
 /* Walks a decrypted payload; returns the number of frames (a PADDING run counts once)
  * or a negative pl_wire_reason.  An empty payload is malformed. */
 int pl_payload_check(const uint8_t *p, size_t n, int reply_dir);
+/* Decodes a whole payload into frames[0..most) in one pass (most <= PL_FRAMES_MOST):
+ * returns the number of frames, or a negative pl_wire_reason — nothing is acted on
+ * before the whole packet is known to be well formed. */
+int pl_payload_decode(pl_frame *frames, unsigned most, const uint8_t *p, size_t n, int reply_dir);
 
 #endif
