@@ -1025,7 +1025,21 @@ static void fuzz_random(void) {
     }
 }
 
-TEST_MAIN(TEST_CASE(varint_edges), TEST_CASE(varint_rfc_examples), TEST_CASE(record_prefix),
+/* At most PL_FRAMES_MOST frames per packet; a PADDING run counts once. */
+static void payload_frame_count_limit(void) {
+    uint8_t p[64];
+    pl_frame frames[PL_FRAMES_MOST];
+    memset(p, PL_FRAME_PING, sizeof p);
+    CHECK(pl_payload_decode(frames, PL_FRAMES_MOST, p, PL_FRAMES_MOST, 0) == (int)PL_FRAMES_MOST);
+    CHECK(pl_payload_check(p, PL_FRAMES_MOST, 0) == (int)PL_FRAMES_MOST);
+    CHECK(pl_payload_decode(frames, PL_FRAMES_MOST, p, PL_FRAMES_MOST + 1, 0) == PL_WIRE_TOO_MANY);
+    CHECK(pl_payload_check(p, PL_FRAMES_MOST + 1, 0) == PL_WIRE_TOO_MANY);
+    memset(p, PL_FRAME_PADDING, sizeof p);                 /* 64 zero bytes: one frame */
+    CHECK(pl_payload_decode(frames, PL_FRAMES_MOST, p, sizeof p, 0) == 1);
+    CHECK(strcmp(pl_wire_reason_name(PL_WIRE_TOO_MANY), "too_many_frames") == 0);
+}
+
+TEST_MAIN(TEST_CASE(payload_frame_count_limit), TEST_CASE(varint_edges), TEST_CASE(varint_rfc_examples), TEST_CASE(record_prefix),
           TEST_CASE(header_sender_roundtrip), TEST_CASE(header_reply_roundtrip), TEST_CASE(header_layout_bytes),
           TEST_CASE(header_bad_version), TEST_CASE(header_reserved_bit), TEST_CASE(packet_sizes),
           TEST_CASE(pn_decode_rfc), TEST_CASE(pn_decode_edges), TEST_CASE(pn_len_for_rfc),
