@@ -78,7 +78,7 @@ static void make_config(sim_world *w, sim_node *n) {
     pure_link_config *c = &n->config;
     pure_link_config_default(c);
     memcpy(c->static_secret, n->secret, sizeof n->secret);
-    c->crypto = w->sc->null_crypto ? pure_link_crypto_null() : NULL;
+    c->crypto = &w->keys.table; /* the real table (default or null) behind the nonce oracle */
     uint32_t links_out = 0, peers = 0;
     for (uint32_t i = 0; i < w->sc->link_count; i++)
         if (w->sc->links[i].from == n->index) links_out++;
@@ -129,6 +129,7 @@ int sim_node_setup(sim_world *w, sim_node *n, char *err, size_t err_len) {
     memcpy(n->addr.bytes, ip, 4);
     n->addr.bytes[4] = (uint8_t)(n->spec->port >> 8);
     n->addr.bytes[5] = (uint8_t)n->spec->port;
+    n->home = n->addr;
 
     make_config(w, n);
     n->memory_bytes = pure_link_size(&n->config);
@@ -151,6 +152,7 @@ void sim_node_free(sim_node *n) {
     n->pl = NULL;
     sim_disk_free(&n->disk);
     sim_receiver_free(n);
+    sim_oracle_free(n);
     free(n->peer_nodes);
     free(n->sender_links);
     free(n->stream_runs);
@@ -218,6 +220,7 @@ void sim_node_start(sim_world *w, sim_node *n) {
     pure_link_public_key(n->pl, pub);
     if (memcmp(pub, n->public_key, 32) != 0)
         sim_world_fail(w, "node %s: the endpoint's public key differs from X25519(secret)", n->spec->name);
+    sim_keys_node_memory(&w->keys, n->index, n->memory, n->memory_mapped);
     n->incarnation++;
     if (n->incarnation > 1) n->restarts++;
     n->peer_count = 0;
@@ -261,6 +264,8 @@ void sim_node_crash(sim_world *w, sim_node *n) {
     sim_receiver_on_crash(w, n);
     uint64_t pending = n->disk.pending_count, torn_before = n->disk.torn;
     sim_disk_crash_now(&n->disk, &n->rng);
+    sim_oracle_on_crash(n);
+    sim_keys_node_memory(&w->keys, n->index, NULL, 0);
     munmap(n->memory, n->memory_mapped);
     n->memory = NULL;
     n->pl = NULL;
@@ -333,8 +338,11 @@ static void on_event(sim_world *w, sim_node *n, const pure_link_event *ev) {
         /* The side is told by whose key is ours: an event has no role field. */
         sim_trace_str(&w->trace, "side", memcmp(ev->sender_public, n->public_key, 32) == 0 ? "sender" : "receiver");
         sim_trace_end(&w->trace);
-        if (memcmp(ev->sender_public, n->public_key, 32) == 0 && (l = link_of_sender(w, n, ev->sender)) != NULL)
-            l->epoch_events++;
+        if (memcmp(ev->sender_public, n->public_key, 32) == 0) {
+            if ((l = link_of_sender(w, n, ev->sender)) != NULL) l->epoch_events++;
+        } else {
+            sim_oracle_on_epoch(w, n, ev);
+        }
         break;
     case PURE_LINK_EVENT_FATAL: node_fatal(w, n, "event", ev->code); break;
     default: sim_node_api_error(w, n, "unknown event kind", (int)ev->kind); break;
@@ -399,6 +407,7 @@ void sim_node_service(sim_world *w, sim_node *n) {
             pkt->len = (uint32_t)len;
             n->datagrams_sent++;
             n->bytes_sent += (uint64_t)len;
+            sim_oracle_on_send(w, n, &to, (uint32_t)len);
             sim_world_route(w, n->index, &to, pkt);
         }
         if (!progress) break;
@@ -409,7 +418,9 @@ void sim_node_service(sim_world *w, sim_node *n) {
 void sim_node_on_arrival(sim_world *w, sim_node *n, sim_packet *pkt) {
     n->datagrams_received++;
     n->bytes_received += pkt->len;
-    int r = pure_link_receive(n->pl, &w->nodes[pkt->from].addr, pkt->bytes, pkt->len, w->engine.now_ns);
+    sim_oracle_on_receive(w, n, &pkt->src, pkt->len, pkt->forged == SIM_FORGED_NONE);
+    /* The address it left from: its sender's at that time, or the attacker's choice. */
+    int r = pure_link_receive(n->pl, &pkt->src, pkt->bytes, pkt->len, w->engine.now_ns);
     sim_packet_free(w, pkt);
     if (r != 0) {
         node_fatal(w, n, "pure_link_receive", r);

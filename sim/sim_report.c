@@ -67,7 +67,14 @@ void sim_report_totals(const sim_world *w, sim_totals *t) {
         t->epochs += s.epochs;
         t->packets_lost += s.packets_lost;
         t->packets_retransmitted += s.packets_retransmitted;
+        uint64_t amp, unanswered;
+        sim_oracle_amplification(n, &amp, &unanswered);
+        if (amp > t->amplification_max_x1000) t->amplification_max_x1000 = amp;
+        if (unanswered > t->amplification_unanswered_max_x1000) t->amplification_unanswered_max_x1000 = unanswered;
+        t->epoch_rollbacks += n->epoch_rollbacks;
     }
+    t->nonce_reuses = w->keys.reuses;
+    t->aead_seals = w->keys.seals;
     for (uint32_t i = 0; i < w->link_count; i++) {
         t->records_sent += w->links[i].records_sent;
         t->refused_events += w->links[i].refused_events; /* refusal episodes (REFUSED events) */
@@ -175,6 +182,14 @@ void sim_report_words(const sim_world *w, FILE *out) {
     fprintf(out, "  keys: %llu epochs, %llu run-key builds, %llu X25519 operations; LOST notices %llu, REFUSED notices %llu\n",
             (unsigned long long)t.epochs, (unsigned long long)t.run_key_builds, (unsigned long long)t.x25519_ops,
             (unsigned long long)t.lost_notices, (unsigned long long)t.refused_notices);
+    fprintf(out, "  oracles: %llu (key, nonce) reuses in %llu seals; %llu epoch rollbacks; amplification at most "
+            "%.3fx, %.3fx to addresses that never answered\n",
+            (unsigned long long)t.nonce_reuses, (unsigned long long)t.aead_seals, (unsigned long long)t.epoch_rollbacks,
+            (double)t.amplification_max_x1000 / 1000, (double)t.amplification_unanswered_max_x1000 / 1000);
+    if (w->replayed_datagrams || w->spoofed_datagrams || w->datagrams_unroutable)
+        fprintf(out, "  attacker: %llu datagrams replayed, %llu spoofed; %llu datagrams found no node\n",
+                (unsigned long long)w->replayed_datagrams, (unsigned long long)w->spoofed_datagrams,
+                (unsigned long long)w->datagrams_unroutable);
     if (t.latency_count)
         fprintf(out, "  paced latency (write -> hand-over): p50 %.2f ms, p99 %.2f ms, max %.2f ms over %llu records\n",
                 t.latency_ms_p50, t.latency_ms_p99, t.latency_ms_max, (unsigned long long)t.latency_count);
@@ -182,6 +197,12 @@ void sim_report_words(const sim_world *w, FILE *out) {
         const sim_node *n = &w->nodes[i];
         if (n->crashes) fprintf(out, "  node %s: crashed %llu times, restarted %llu times\n", n->spec->name,
                                 (unsigned long long)n->crashes, (unsigned long long)n->restarts);
+        if (n->address_changes) {
+            char addr[SIM_ADDR_TEXT_MOST];
+            sim_addr_text(&n->addr, addr);
+            fprintf(out, "  node %s: changed address %llu times, now %s\n", n->spec->name,
+                    (unsigned long long)n->address_changes, addr);
+        }
         if (n->api_errors) fprintf(out, "  node %s: %llu API calls failed (see the trace)\n", n->spec->name,
                                    (unsigned long long)n->api_errors);
     }
@@ -249,6 +270,30 @@ static void json_node(const sim_world *w, const sim_node *n, FILE *out) {
         ju(out, "cwnd_bytes", ls.cwnd_bytes);
         break;
     }
+    char addr[SIM_ADDR_TEXT_MOST];
+    sim_addr_text(&n->addr, addr);
+    fprintf(out, ",\"addr\":");
+    json_string(out, addr);
+    ju(out, "address_changes", n->address_changes);
+    ju(out, "aead_seals", n->index < SIM_KEYS_NODES_MOST ? w->keys.node_seals[n->index] : 0);
+    ju(out, "nonce_reuses", n->index < SIM_KEYS_NODES_MOST ? w->keys.node_reuses[n->index] : 0);
+    uint64_t amp, unanswered;
+    sim_oracle_amplification(n, &amp, &unanswered);
+    ju(out, "amplification_max_x1000", amp);
+    ju(out, "amplification_unanswered_max_x1000", unanswered);
+    ju(out, "epoch_rollbacks", n->epoch_rollbacks);
+    /* The running incarnation's (node, address) pairs. */
+    fprintf(out, ",\"amplification_pairs\":[");
+    for (size_t i = 0; i < n->amp_count; i++) {
+        const sim_amp_pair *p = &n->amp[i];
+        sim_addr_text(&p->addr, addr);
+        fprintf(out, "%s{\"addr\":", i ? "," : "");
+        json_string(out, addr);
+        fprintf(out, ",\"received_bytes\":%llu,\"sent_bytes\":%llu,\"max_x1000\":%llu,\"answered\":%d}",
+                (unsigned long long)p->received_bytes, (unsigned long long)p->sent_bytes,
+                (unsigned long long)p->max_x1000, p->answered);
+    }
+    fputc(']', out);
     json_stats(out, &s);
     /* The running endpoint alone, e.g. to see that a restart did no X25519 work. */
     pure_link_stats cur;
@@ -410,6 +455,15 @@ void sim_report_json(const sim_world *w, FILE *out, double wall_s) {
     ju(out, "epochs", t.epochs);
     ju(out, "packets_lost", t.packets_lost);
     ju(out, "packets_retransmitted", t.packets_retransmitted);
+    ju(out, "nonce_reuses", t.nonce_reuses);
+    ju(out, "aead_seals", t.aead_seals);
+    ju(out, "aead_seals_unknown_key", w->keys.unknown_ctx);
+    ju(out, "amplification_max_x1000", t.amplification_max_x1000);
+    ju(out, "amplification_unanswered_max_x1000", t.amplification_unanswered_max_x1000);
+    ju(out, "epoch_rollbacks", t.epoch_rollbacks);
+    ju(out, "replayed_datagrams", w->replayed_datagrams);
+    ju(out, "spoofed_datagrams", w->spoofed_datagrams);
+    ju(out, "datagrams_no_route", w->datagrams_unroutable);
     if (t.latency_count) {
         jd(out, "latency_ms_p50", t.latency_ms_p50);
         jd(out, "latency_ms_p99", t.latency_ms_p99);

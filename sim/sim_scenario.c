@@ -173,7 +173,56 @@ static int parse_path_key(parser *p, const char *key, const char *value, uint64_
     return 0;
 }
 
-/* `at TIME path.KEY VALUE` (colons after `at` and after the key are optional). */
+/* A.B.C.D, each 0..255, not 0.0.0.0. */
+static int parse_ipv4(const char *text, uint8_t ip[4]) {
+    const char *s = text;
+    for (int i = 0; i < 4; i++) {
+        if (!isdigit((unsigned char)*s)) return -1;
+        unsigned v = 0;
+        int digits = 0;
+        while (isdigit((unsigned char)*s)) {
+            v = v * 10 + (unsigned)(*s++ - '0');
+            if (++digits > 3 || v > 255) return -1;
+        }
+        ip[i] = (uint8_t)v;
+        if (i < 3 && *s++ != '.') return -1;
+    }
+    if (*s != 0 || (ip[0] | ip[1] | ip[2] | ip[3]) == 0) return -1;
+    return 0;
+}
+
+/* key is what follows "node.": NAME.port or NAME.addr (a timed address change). */
+static int parse_node_change(parser *p, const char *key, const char *value, uint64_t at_ns) {
+    sim_scenario *sc = p->sc;
+    if (sc->node_change_count == SIM_NODE_CHANGES_MOST)
+        return fail(p, "more than %u timed node changes", SIM_NODE_CHANGES_MOST);
+    sim_node_change c;
+    memset(&c, 0, sizeof c);
+    c.at_ns = at_ns;
+    const char *dot = strrchr(key, '.');
+    if (dot == NULL) return fail(p, "'at' changes node.NAME.port or node.NAME.addr, not 'node.%s'", key);
+    size_t n = (size_t)(dot - key);
+    if (n == 0 || n > SIM_NODE_NAME_MOST) return fail(p, "bad node name in 'node.%s'", key);
+    memcpy(c.node_name, key, n);
+    c.node_name[n] = 0;
+    if (!valid_node_name(c.node_name)) return fail(p, "bad node name '%s'", c.node_name);
+    uint64_t v;
+    if (strcmp(dot + 1, "port") == 0) {
+        if (sim_value_u64(value, &v) != 0 || v == 0 || v > 65535) return fail(p, "bad port '%s'", value);
+        c.field = SIM_NF_PORT;
+        c.port = (uint16_t)v;
+    } else if (strcmp(dot + 1, "addr") == 0) {
+        if (parse_ipv4(value, c.ip) != 0) return fail(p, "bad IPv4 address '%s' (A.B.C.D)", value);
+        c.field = SIM_NF_ADDR;
+    } else {
+        return fail(p, "a node's timed keys are port and addr, not '%s'", dot + 1);
+    }
+    sc->node_changes[sc->node_change_count++] = c;
+    return 0;
+}
+
+/* `at TIME path.KEY VALUE` or `at TIME node.NAME.port|addr VALUE` (colons after `at` and
+ * after the key are optional). */
 static int parse_at(parser *p, char *rest) {
     char *t = word(&rest);
     if (t == NULL) return fail(p, "'at' needs a time");
@@ -187,8 +236,9 @@ static int parse_at(parser *p, char *rest) {
     if (kl && k[kl - 1] == ':') k[--kl] = 0;
     char *v = trim(rest);
     if (*v == ':') v = trim(v + 1);
-    if (strncmp(k, "path.", 5) != 0) return fail(p, "'at' can change path.* keys only, not '%s'", k);
     if (*v == 0) return fail(p, "'at %s' needs a value", k);
+    if (strncmp(k, "node.", 5) == 0) return parse_node_change(p, k + 5, v, at);
+    if (strncmp(k, "path.", 5) != 0) return fail(p, "'at' changes path.* and node.NAME.* keys only, not '%s'", k);
     return parse_path_key(p, k + 5, v, at, 1);
 }
 
@@ -201,6 +251,39 @@ static int split_pair(parser *p, char *value, const char *what, char **from, cha
     *to = trim(gt + 1);
     if (!valid_node_name(*from) || !valid_node_name(*to)) return fail(p, "bad node names in %s", what);
     if (strcmp(*from, *to) == 0) return fail(p, "a %s joins two different nodes", what);
+    return 0;
+}
+
+/* `replay: FROM > TO at TIME` and `spoof: FROM > TO as VICTIM at TIME`: the pair, then
+ * `at TIME` and (spoof only) `as NAME`, in either order. */
+static int parse_attack(parser *p, char *value, const char *what, char *from_out, char *to_out, char *as_out,
+                        uint64_t *at_ns) {
+    char *gt = strchr(value, '>');
+    if (gt == NULL) return fail(p, "%s is 'FROM > TO%s at TIME'", what, as_out ? " as NAME" : "");
+    *gt = 0;
+    char *from = trim(value), *rest = gt + 1;
+    char *to = word(&rest);
+    if (to == NULL || !valid_node_name(from) || !valid_node_name(to)) return fail(p, "bad node names in %s", what);
+    if (strcmp(from, to) == 0) return fail(p, "a %s joins two different nodes", what);
+    int have_at = 0, have_as = 0;
+    for (char *w; (w = word(&rest)) != NULL;) {
+        char *arg = word(&rest);
+        if (arg == NULL) return fail(p, "'%s' needs a value", w);
+        if (strcmp(w, "at") == 0) {
+            if (sim_value_duration_ns(arg, at_ns) != 0) return fail(p, "bad time '%s'", arg);
+            have_at = 1;
+        } else if (strcmp(w, "as") == 0 && as_out != NULL) {
+            if (!valid_node_name(arg)) return fail(p, "bad node name '%s'", arg);
+            strcpy(as_out, arg);
+            have_as = 1;
+        } else {
+            return fail(p, "%s takes %s'at TIME', not '%s'", what, as_out ? "'as NAME' and " : "", w);
+        }
+    }
+    if (!have_at || (as_out != NULL && !have_as))
+        return fail(p, "%s is 'FROM > TO%s at TIME'", what, as_out ? " as NAME" : "");
+    strcpy(from_out, from);
+    strcpy(to_out, to);
     return 0;
 }
 
@@ -241,6 +324,18 @@ static int parse_global(parser *p, const char *key, char *value, int *handled) {
         n->memo = 1;
         n->memo_sync_ns = SIM_MEMO_SYNC_DEFAULT_NS;
         p->in = SECTION_NODE;
+    } else if (strcmp(key, "replay") == 0) {
+        if (sc->replay_count == SIM_ATTACKS_MOST) return fail(p, "more than %u replays", SIM_ATTACKS_MOST);
+        sim_replay_spec *r = &sc->replays[sc->replay_count];
+        memset(r, 0, sizeof *r);
+        if (parse_attack(p, value, "replay", r->from_name, r->to_name, NULL, &r->at_ns) != 0) return -1;
+        sc->replay_count++;
+    } else if (strcmp(key, "spoof") == 0) {
+        if (sc->spoof_count == SIM_ATTACKS_MOST) return fail(p, "more than %u spoofs", SIM_ATTACKS_MOST);
+        sim_spoof_spec *x = &sc->spoofs[sc->spoof_count];
+        memset(x, 0, sizeof *x);
+        if (parse_attack(p, value, "spoof", x->from_name, x->to_name, x->as_name, &x->at_ns) != 0) return -1;
+        sc->spoof_count++;
     } else if (strcmp(key, "share_from") == 0) {
         if (sim_value_duration_ns(value, &sc->share_from_ns) != 0) return fail(p, "bad share_from");
     } else if (strcmp(key, "tcp") == 0) {
@@ -433,6 +528,17 @@ static int parse_link_key(parser *p, const char *key, char *value) {
         if (sim_value_duration_ns(value, &l->until_ns) != 0) return fail(p, "bad until");
     } else if (strcmp(key, "close") == 0) {
         if (sim_value_bool(value, &l->close_when_done) != 0) return fail(p, "close is yes or no");
+    } else if (strcmp(key, "more") == 0) {
+        /* more: COUNT at TIME */
+        if (l->more_count == SIM_MORE_MOST) return fail(p, "more than %u 'more' lines on a link", SIM_MORE_MOST);
+        sim_more_spec *m = &l->more[l->more_count];
+        char *n = word(&value), *at = word(&value), *t = word(&value);
+        if (n == NULL || at == NULL || t == NULL || word(&value) != NULL || strcmp(at, "at") != 0 ||
+            sim_value_u64(n, &m->count) != 0 || m->count == 0 || sim_value_duration_ns(t, &m->at_ns) != 0)
+            return fail(p, "more is 'COUNT at TIME'");
+        if (l->more_count > 0 && m->at_ns < l->more[l->more_count - 1].at_ns)
+            return fail(p, "'more' lines go in time order");
+        l->more_count++;
     } else {
         return fail(p, "unknown link key '%s'", key);
     }
@@ -538,6 +644,41 @@ static int finish(parser *p) {
             if (peer < 0 || (uint32_t)peer == i) return fail(p, "node %s wires unknown peer '%s'", n->name, n->wires[j].peer);
             n->wires[j].peer_node = (uint32_t)peer;
         }
+    }
+    for (uint32_t i = 0; i < sc->link_count; i++) {
+        const sim_link_spec *l = &sc->links[i];
+        if (l->more_count && (l->mode != SIM_MODE_BULK || l->count == 0))
+            return fail(p, "link %u: 'more' needs a bulk link with a count", i + 1);
+    }
+    for (uint32_t i = 0; i < sc->node_change_count; i++) {
+        sim_node_change *c = &sc->node_changes[i];
+        int nd = sim_scenario_node(sc, c->node_name);
+        if (nd < 0) return fail(p, "at node.%s: unknown node", c->node_name);
+        c->node = (uint32_t)nd;
+    }
+    for (uint32_t i = 0; i < sc->replay_count; i++) {
+        sim_replay_spec *r = &sc->replays[i];
+        int f = sim_scenario_node(sc, r->from_name), t = sim_scenario_node(sc, r->to_name);
+        if (f < 0 || t < 0) return fail(p, "replay %s > %s names an unknown node", r->from_name, r->to_name);
+        r->from = (uint32_t)f;
+        r->to = (uint32_t)t;
+    }
+    for (uint32_t i = 0; i < sc->spoof_count; i++) {
+        sim_spoof_spec *x = &sc->spoofs[i];
+        int f = sim_scenario_node(sc, x->from_name), t = sim_scenario_node(sc, x->to_name);
+        int v = sim_scenario_node(sc, x->as_name);
+        if (f < 0 || t < 0 || v < 0)
+            return fail(p, "spoof %s > %s as %s names an unknown node", x->from_name, x->to_name, x->as_name);
+        if (v == f || v == t) return fail(p, "spoof: the victim %s is neither end of the pair", x->as_name);
+        x->from = (uint32_t)f;
+        x->to = (uint32_t)t;
+        x->as = (uint32_t)v;
+        /* A victim that sent of its own would answer what reaches it and blur the figure. */
+        for (uint32_t j = 0; j < sc->link_count; j++)
+            if (sc->links[j].from == x->as) return fail(p, "spoof: the victim %s must send nothing (it has a link)", x->as_name);
+        for (uint32_t j = 0; j < sc->tcp_count; j++)
+            if (sc->tcps[j].from == x->as || sc->tcps[j].to == x->as)
+                return fail(p, "spoof: the victim %s must send nothing (it has a TCP flow)", x->as_name);
     }
     for (uint32_t i = 0; i < sc->setting_count; i++)
         if (resolve_pair(p, &sc->settings[i]) != 0) return -1;

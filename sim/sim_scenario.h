@@ -2,7 +2,8 @@
  *
  * A scenario is text: `key: value` lines, `#` comments, blank lines.  `node: NAME`,
  * `link: FROM > TO` and `tcp: FROM > TO` open sections; the keys after them (until the next
- * section) describe that node, link or TCP flow.  Global keys (run settings, `path.*`, `at`) may appear anywhere.
+ * section) describe that node, link or TCP flow.  Global keys (run settings, `path.*`, `at`,
+ * the attacker's `replay:` and `spoof:`) may appear anywhere.
  * Every key is documented in sim/README.md. */
 #ifndef SIM_SCENARIO_H
 #define SIM_SCENARIO_H
@@ -24,6 +25,9 @@
 #define SIM_CRASHES_MOST 16u        /* crashes of one node */
 #define SIM_PATH_SETTINGS_MOST 256u /* path.* lines for single directions */
 #define SIM_CHANGES_MOST 256u       /* timed changes (`at` lines) */
+#define SIM_NODE_CHANGES_MOST 64u   /* timed address changes (`at TIME node.NAME.port|addr`) */
+#define SIM_ATTACKS_MOST 16u        /* `replay:` lines, and `spoof:` lines */
+#define SIM_MORE_MOST 16u           /* `more:` lines of one link */
 #define SIM_LINE_MOST 2048u         /* bytes of one scenario line */
 #define SIM_NEVER UINT64_MAX        /* "no such time" */
 #define SIM_SHARE_FROM_DEFAULT_NS 5000000000ull /* the share window skips the first 5 s */
@@ -73,6 +77,12 @@ typedef struct sim_node_spec {
     sim_endpoint_spec endpoint;
 } sim_node_spec;
 
+/* `more: COUNT at TIME` of a bulk link: the application writes COUNT more records then. */
+typedef struct sim_more_spec {
+    uint64_t count;
+    uint64_t at_ns;
+} sim_more_spec;
+
 typedef struct sim_link_spec {
     char from_name[SIM_NODE_NAME_MOST + 1], to_name[SIM_NODE_NAME_MOST + 1];
     uint32_t from, to;              /* resolved node indices */
@@ -86,6 +96,8 @@ typedef struct sim_link_spec {
     uint64_t start_ns;
     uint64_t until_ns;              /* stop writing at; SIM_NEVER: no limit */
     int close_when_done;
+    sim_more_spec more[SIM_MORE_MOST]; /* later batches (bulk), in time order */
+    uint32_t more_count;
 } sim_link_spec;
 
 /* One path parameter: which field and its value. */
@@ -105,6 +117,36 @@ typedef struct sim_path_setting {
     uint64_t value;
 } sim_path_setting;
 
+/* `at TIME node.NAME.port PORT` / `at TIME node.NAME.addr A.B.C.D`: the node's address
+ * changes (its datagrams leave from the new one; datagrams to the old one find no node). */
+typedef enum sim_node_field { SIM_NF_PORT, SIM_NF_ADDR } sim_node_field;
+
+typedef struct sim_node_change {
+    uint64_t at_ns;
+    char node_name[SIM_NODE_NAME_MOST + 1];
+    uint32_t node;                  /* resolved */
+    sim_node_field field;
+    uint8_t ip[4];                  /* SIM_NF_ADDR */
+    uint16_t port;                  /* SIM_NF_PORT */
+} sim_node_change;
+
+/* `replay: FROM > TO at TIME`: at TIME an attacker sends TO again, in order and byte for
+ * byte, every datagram FROM sent to TO until then, each from the address it left from. */
+typedef struct sim_replay_spec {
+    char from_name[SIM_NODE_NAME_MOST + 1], to_name[SIM_NODE_NAME_MOST + 1];
+    uint32_t from, to;              /* resolved */
+    uint64_t at_ns;
+} sim_replay_spec;
+
+/* `spoof: FROM > TO as VICTIM at TIME`: the first datagram FROM sends to TO at or after TIME
+ * also reaches TO from VICTIM's address, no later than the original (an attacker on the
+ * path races a copy).  VICTIM is a node that sends nothing of its own. */
+typedef struct sim_spoof_spec {
+    char from_name[SIM_NODE_NAME_MOST + 1], to_name[SIM_NODE_NAME_MOST + 1], as_name[SIM_NODE_NAME_MOST + 1];
+    uint32_t from, to, as;          /* resolved */
+    uint64_t at_ns;
+} sim_spoof_spec;
+
 typedef struct sim_scenario {
     uint64_t seed;
     int seed_given;
@@ -119,6 +161,12 @@ typedef struct sim_scenario {
     uint32_t setting_count;
     sim_path_setting changes[SIM_CHANGES_MOST];        /* timed, in file order */
     uint32_t change_count;
+    sim_node_change node_changes[SIM_NODE_CHANGES_MOST]; /* timed, in file order */
+    uint32_t node_change_count;
+    sim_replay_spec replays[SIM_ATTACKS_MOST];
+    uint32_t replay_count;
+    sim_spoof_spec spoofs[SIM_ATTACKS_MOST];
+    uint32_t spoof_count;
     sim_node_spec nodes[SIM_NODES_MOST];
     uint32_t node_count;
     sim_link_spec links[SIM_LINKS_MOST];

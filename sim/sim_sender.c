@@ -37,6 +37,7 @@ int sim_link_setup(sim_world *w, sim_link *l, char *err, size_t err_len) {
     l->from = s->from;
     l->to = s->to;
     l->sender = -1;
+    l->count_limit = s->count;
     if (s->record_bytes > SIM_RECORD_BUFFER_MOST) {
         snprintf(err, err_len, "link %u: record_bytes above %zu", l->index + 1, SIM_RECORD_BUFFER_MOST);
         return -1;
@@ -224,6 +225,19 @@ void sim_link_on_until(sim_world *w, sim_link *l) {
     check_done(w, l);
 }
 
+void sim_link_on_more(sim_world *w, sim_link *l, uint32_t more) {
+    assert(more < l->spec->more_count && more == l->more_fired);
+    l->more_fired++;
+    if (l->writing_over) return; /* `until` came first */
+    l->count_limit += l->spec->more[more].count;
+    l->fill_wanted = 1;
+    trace_link(w, l, "app:more");
+    sim_trace_u64(&w->trace, "records", l->spec->more[more].count);
+    sim_trace_end(&w->trace);
+    sim_node *n = &w->nodes[l->from];
+    if (sim_node_up(n)) sim_node_service(w, n);
+}
+
 int sim_link_fill(sim_world *w, sim_link *l) {
     const sim_link_spec *s = l->spec;
     sim_node *n = &w->nodes[l->from];
@@ -233,7 +247,7 @@ int sim_link_fill(sim_world *w, sim_link *l) {
     for (;;) {
         int produced_now = 0;
         if (l->queued_next == l->written) {
-            int more = s->mode == SIM_MODE_BULK && !l->writing_over && (s->count == 0 || l->written < s->count);
+            int more = s->mode == SIM_MODE_BULK && !l->writing_over && (s->count == 0 || l->written < l->count_limit);
             if (!more) break;
             if (produce(w, l) != 0) break;
             produced_now = 1;
@@ -265,7 +279,9 @@ int sim_link_fill(sim_world *w, sim_link *l) {
         l->records_sent++;
         took = 1;
     }
-    if (s->mode == SIM_MODE_BULK && s->count && l->written >= s->count) l->writing_over = 1;
+    /* Writing is over only when no `more` batch is still to come. */
+    if (s->mode == SIM_MODE_BULK && s->count && l->written >= l->count_limit && l->more_fired == s->more_count)
+        l->writing_over = 1;
     maybe_close(w, l);
     check_done(w, l);
     return took;

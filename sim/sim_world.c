@@ -63,44 +63,108 @@ void sim_packet_free(sim_world *w, sim_packet *pkt) {
     w->free_packets = pkt;
 }
 
+static int addr_equal(const pure_link_addr *a, const pure_link_addr *b) {
+    return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
+}
+
+void sim_addr_text(const pure_link_addr *a, char out[SIM_ADDR_TEXT_MOST]) {
+    if (a->len != 6) {
+        snprintf(out, SIM_ADDR_TEXT_MOST, "?");
+        return;
+    }
+    snprintf(out, SIM_ADDR_TEXT_MOST, "%u.%u.%u.%u:%u", a->bytes[0], a->bytes[1], a->bytes[2], a->bytes[3],
+             (unsigned)a->bytes[4] << 8 | a->bytes[5]);
+}
+
+static void addr_endpoint(const pure_link_addr *a, sim_pcap_endpoint *ep) {
+    memcpy(ep->ip, a->bytes, 4);
+    ep->port = (uint16_t)(a->bytes[4] << 8 | a->bytes[5]);
+}
+
+/* Records name nodes; the addresses are added only when they are not the nodes' first
+ * ones (after an address change, for the attacker's datagrams, or when no node holds the
+ * destination), so a run without any of these keeps its trace. */
 static void trace_packet(sim_world *w, const char *name, const sim_packet *pkt, const char *why) {
+    char text[SIM_ADDR_TEXT_MOST];
     sim_trace_begin(&w->trace, w->engine.now_ns, name);
     sim_trace_str(&w->trace, "from", sim_node_name(w, pkt->from));
-    sim_trace_str(&w->trace, "to", sim_node_name(w, pkt->to));
+    sim_trace_str(&w->trace, "to", pkt->to == SIM_NO_NODE ? "-" : sim_node_name(w, pkt->to));
     sim_trace_u64(&w->trace, "id", pkt->id);
     sim_trace_u64(&w->trace, "len", pkt->len);
     if (pkt->copy) sim_trace_u64(&w->trace, "copy", 1);
+    if (pkt->forged) sim_trace_str(&w->trace, "attack", pkt->forged == SIM_FORGED_REPLAY ? "replay" : "spoof");
+    if (!addr_equal(&pkt->src, &w->nodes[pkt->from].home)) {
+        sim_addr_text(&pkt->src, text);
+        sim_trace_str(&w->trace, "src", text);
+    }
+    if (pkt->to == SIM_NO_NODE || !addr_equal(&pkt->dst, &w->nodes[pkt->to].home)) {
+        sim_addr_text(&pkt->dst, text);
+        sim_trace_str(&w->trace, "dst", text);
+    }
     if (why) sim_trace_str(&w->trace, "why", why);
     sim_trace_end(&w->trace);
 }
 
-/* The node at a simulated address, or -1. */
-static int node_at(const sim_world *w, const pure_link_addr *to) {
-    if (to->len != 6 || to->bytes[0] != 10 || to->bytes[1] != 0 || to->bytes[2] != 0) return -1;
-    uint32_t i = (uint32_t)to->bytes[3] - 1;
-    if (to->bytes[3] == 0 || i >= w->node_count) return -1;
-    if (memcmp(w->nodes[i].addr.bytes, to->bytes, 6) != 0) return -1;
-    return (int)i;
+int sim_world_node_at(const sim_world *w, const pure_link_addr *to) {
+    if (to->len != 6) return -1;
+    /* Node i starts at 10.0.0.(i+1): try that one first. */
+    uint32_t guess = (uint32_t)to->bytes[3] - 1;
+    if (to->bytes[3] != 0 && guess < w->node_count && addr_equal(&w->nodes[guess].addr, to)) return (int)guess;
+    for (uint32_t i = 0; i < w->node_count; i++)
+        if (addr_equal(&w->nodes[i].addr, to)) return (int)i;
+    return -1;
+}
+
+static void drop_no_route(sim_world *w, sim_packet *pkt) {
+    w->datagrams_unroutable++;
+    pkt->to = SIM_NO_NODE;
+    trace_packet(w, "transport:packet_dropped", pkt, "no_route");
+    sim_packet_free(w, pkt);
+}
+
+static void on_the_wire(sim_world *w, const sim_packet *pkt) {
+    if (w->pcap_on) {
+        sim_pcap_endpoint s, d;
+        addr_endpoint(&pkt->src, &s);
+        addr_endpoint(&pkt->dst, &d);
+        sim_pcap_write(&w->pcap, w->engine.now_ns, &s, &d, pkt->bytes, pkt->len);
+    }
+    trace_packet(w, "transport:packet_sent", pkt, NULL);
+}
+
+void sim_world_inject(sim_world *w, sim_packet *pkt, uint64_t arrive_ns) {
+    pkt->id = w->next_packet_id++;
+    pkt->copy = 0;
+    pkt->corrupt = 0;
+    int dst = sim_world_node_at(w, &pkt->dst);
+    if (dst < 0) {
+        drop_no_route(w, pkt);
+        return;
+    }
+    pkt->to = (uint32_t)dst;
+    on_the_wire(w, pkt);
+    sim_world_at(w, arrive_ns, SIM_EV_ARRIVE, (uint32_t)dst, 0, pkt);
 }
 
 void sim_world_route(sim_world *w, uint32_t from, const pure_link_addr *to, sim_packet *pkt) {
     const uint64_t now = w->engine.now_ns;
-    int dst = node_at(w, to);
+    int dst = sim_world_node_at(w, to);
     pkt->id = w->next_packet_id++;
     pkt->from = from;
     pkt->copy = 0;
     pkt->corrupt = 0;
+    pkt->forged = SIM_FORGED_NONE;
+    pkt->src = w->nodes[from].addr;
+    pkt->dst = *to;
     if (dst < 0 || (uint32_t)dst == from) {
-        w->datagrams_unroutable++;
-        pkt->to = from;
-        trace_packet(w, "transport:packet_dropped", pkt, "no_route");
-        sim_packet_free(w, pkt);
+        drop_no_route(w, pkt);
         return;
     }
     pkt->to = (uint32_t)dst;
     w->datagrams_routed++;
-    if (w->pcap_on) sim_pcap_write(&w->pcap, now, &w->nodes[from].ep, &w->nodes[dst].ep, pkt->bytes, pkt->len);
-    trace_packet(w, "transport:packet_sent", pkt, NULL);
+    /* Before the datagram enters its path: a spoofed copy must not arrive after it. */
+    sim_attack_on_route(w, from, (uint32_t)dst, pkt);
+    on_the_wire(w, pkt);
 
     sim_path *path = &w->paths[from * w->node_count + (uint32_t)dst];
     sim_copy copies[SIM_PATH_COPIES_MOST];
@@ -134,6 +198,10 @@ void sim_world_route(sim_world *w, uint32_t from, const pure_link_addr *to, sim_
 
 static void on_arrive(sim_world *w, uint32_t target, sim_packet *pkt) {
     sim_node *n = &w->nodes[target];
+    if (!addr_equal(&n->addr, &pkt->dst)) { /* the node moved while it was on its way */
+        drop_no_route(w, pkt);
+        return;
+    }
     if (!sim_node_up(n)) {
         w->arrivals_dropped_down++;
         trace_packet(w, "transport:packet_dropped", pkt, n->failed ? "node_failed" : "node_down");
@@ -230,6 +298,9 @@ int sim_world_init(sim_world *w, const sim_scenario *sc, const sim_options *opt,
         return -1;
     }
     sim_engine_init(&w->engine, sc->events_most);
+    /* Before the nodes: their configurations name the oracle's crypto table. */
+    sim_keys_init(&w->keys, sc->null_crypto ? pure_link_crypto_null() : pure_link_crypto_default());
+    sim_keys_activate(&w->keys);
     sim_trace_init(&w->trace, opt->trace_file, w->seed);
     if (opt->pcap_file) {
         if (sim_pcap_init(&w->pcap, opt->pcap_file) != 0) {
@@ -267,7 +338,7 @@ int sim_world_init(sim_world *w, const sim_scenario *sc, const sim_options *opt,
         snprintf(err, err_len, "out of memory");
         return -1;
     }
-    return 0;
+    return sim_attack_setup(w, err, err_len);
 }
 
 void sim_world_free(sim_world *w) {
@@ -289,6 +360,8 @@ void sim_world_free(sim_world *w) {
     free(w->tcps);
     w->tcps = NULL;
     for (uint32_t i = 0; w->nodes && i < w->node_count; i++) sim_node_free(&w->nodes[i]);
+    sim_attack_free(w);
+    sim_keys_free(&w->keys);
     for (uint32_t i = 0; w->links && i < w->link_count; i++) sim_link_free(&w->links[i]);
     for (uint32_t i = 0; w->paths && i < w->node_count * w->node_count; i++) sim_path_free(&w->paths[i]);
     free(w->nodes);
@@ -324,6 +397,12 @@ static void schedule_start(sim_world *w) {
         if (sc->tcps[i].until_ns != SIM_NEVER) sim_world_at(w, sc->tcps[i].until_ns, SIM_EV_TCP_UNTIL, i, 0, NULL);
     }
     for (uint32_t i = 0; i < sc->change_count; i++) sim_world_at(w, sc->changes[i].at_ns, SIM_EV_CHANGE, i, 0, NULL);
+    for (uint32_t i = 0; i < sc->node_change_count; i++)
+        sim_world_at(w, sc->node_changes[i].at_ns, SIM_EV_NODE_CHANGE, i, 0, NULL);
+    for (uint32_t i = 0; i < sc->replay_count; i++) sim_world_at(w, sc->replays[i].at_ns, SIM_EV_REPLAY, i, 0, NULL);
+    for (uint32_t i = 0; i < w->link_count; i++)
+        for (uint32_t m = 0; m < sc->links[i].more_count; m++)
+            sim_world_at(w, sc->links[i].more[m].at_ns, SIM_EV_APP_MORE, i, m, NULL);
     if (sc->metrics_interval_ns) sim_world_at(w, sc->metrics_interval_ns, SIM_EV_METRICS, 0, 0, NULL);
     sim_world_at(w, sc->progress_interval_ns, SIM_EV_PROGRESS, 0, 0, NULL);
 }
@@ -376,12 +455,16 @@ static void dispatch(sim_world *w, const sim_event *ev) {
     case SIM_EV_TCP_UNTIL: sim_tcp_on_until(w, &w->tcps[ev->target]); break;
     case SIM_EV_TCP_ARRIVE: sim_tcp_on_arrive(w, &w->tcps[ev->target], ev->ptr); break;
     case SIM_EV_TCP_TIMER: sim_tcp_on_timer(w, &w->tcps[ev->target], ev->arg); break;
+    case SIM_EV_NODE_CHANGE: sim_attack_on_node_change(w, ev->target); break;
+    case SIM_EV_REPLAY: sim_attack_on_replay(w, ev->target); break;
+    case SIM_EV_APP_MORE: sim_link_on_more(w, &w->links[ev->target], (uint32_t)ev->arg); break;
     default: assert(0 && "unknown event kind"); break;
     }
 }
 
 int sim_world_run(sim_world *w) {
     const sim_scenario *sc = w->sc;
+    sim_keys_activate(&w->keys); /* the wrapped crypto reports to this world's oracle */
     schedule_start(w);
     const char *why = "duration";
     while (!w->stopped) {

@@ -11,6 +11,9 @@
  *   sim_sender.c    the sending application on a link (bulk or paced records)
  *   sim_receiver.c  the receiving host: stream answers, storing records, order checks
  *   sim_tcp.c       TCP flows competing on the same paths (sim_tcp.h)
+ *   sim_attack.c    the attacker: address changes, replays, spoofed copies
+ *   sim_oracle.c    what must never happen, watched from outside the core: amplification
+ *                   per (node, address), epochs going back (sim_keys.c: nonce reuse)
  *   sim_report.c    figures, the summary in words and the JSON line */
 #ifndef SIM_WORLD_H
 #define SIM_WORLD_H
@@ -22,12 +25,15 @@
 #include "pure_link.h"
 #include "sim_disk.h"
 #include "sim_engine.h"
+#include "sim_keys.h"
 #include "sim_path.h"
 #include "sim_pcap.h"
 #include "sim_rng.h"
 #include "sim_scenario.h"
 #include "sim_tcp.h"
 #include "sim_trace.h"
+
+_Static_assert(SIM_KEYS_NODES_MOST >= SIM_NODES_MOST, "the nonce oracle attributes seals to every node");
 
 #define SIM_NO_LINK UINT32_MAX
 #define SIM_WAKES_SAME_INSTANT_MOST 100000u /* wake-ups of one node at one instant: a livelock */
@@ -50,8 +56,17 @@ typedef enum sim_event_kind {
     SIM_EV_TCP_START,      /* target TCP flow */
     SIM_EV_TCP_UNTIL,      /* target TCP flow: no new data */
     SIM_EV_TCP_ARRIVE,     /* target TCP flow, ptr sim_tcp_seg */
-    SIM_EV_TCP_TIMER       /* target TCP flow, arg generation << 1 | side */
+    SIM_EV_TCP_TIMER,      /* target TCP flow, arg generation << 1 | side */
+    SIM_EV_NODE_CHANGE,    /* target node change index (an address change) */
+    SIM_EV_REPLAY,         /* target replay index */
+    SIM_EV_APP_MORE        /* target link, arg index of its `more` line */
 } sim_event_kind;
+
+#define SIM_FORGED_NONE 0u
+#define SIM_FORGED_REPLAY 1u /* a replayed copy of what `from` sent earlier */
+#define SIM_FORGED_SPOOF 2u  /* a copy of what `from` sends now, from a victim's address */
+#define SIM_NO_NODE UINT32_MAX
+#define SIM_ADDR_TEXT_MOST 24u /* "255.255.255.255:65535" and a NUL */
 
 typedef struct sim_packet {
     struct sim_packet *next_free;
@@ -60,6 +75,9 @@ typedef struct sim_packet {
     uint32_t len;
     uint8_t copy;          /* 1 for the path's duplicate */
     uint8_t corrupt;       /* a bit was flipped on the path */
+    uint8_t forged;        /* SIM_FORGED_*: sent by the attacker, not by `from` */
+    pure_link_addr src;    /* the address it leaves from (its sender's, or a victim's) */
+    pure_link_addr dst;    /* the address it goes to; at arrival a node must still hold it */
     uint8_t bytes[PURE_LINK_DATAGRAM_MOST];
 } sim_packet;
 
@@ -88,12 +106,30 @@ typedef struct sim_host_run {
     uint64_t delivered, duplicates, out_of_order;
 } sim_host_run;
 
+/* Amplification oracle: bytes between one node and one remote address, counted from the
+ * first datagram the node received from it (sim_oracle.c). */
+typedef struct sim_amp_pair {
+    pure_link_addr addr;
+    uint64_t received_bytes, sent_bytes; /* since the first datagram from addr */
+    uint64_t max_x1000;                  /* largest sent * 1000 / received at a send */
+    int sent_any;                        /* the node has sent to addr since then */
+    int answered;                        /* addr sent something after the node's first datagram */
+} sim_amp_pair;
+
+/* Epoch oracle: the last epoch a receiver reported for one (peer, run), this incarnation. */
+typedef struct sim_epoch_seen {
+    int peer;
+    uint64_t run;
+    uint32_t epoch;
+} sim_epoch_seen;
+
 typedef struct sim_node {
     uint32_t index;
     const sim_node_spec *spec;
     uint8_t secret[32], public_key[32];
-    pure_link_addr addr;     /* 10.0.0.(index+1) : port, as 4 B + 2 B big-endian */
-    sim_pcap_endpoint ep;
+    pure_link_addr addr;     /* 10.0.0.(index+1) : port, as 4 B + 2 B big-endian; `at` may change it */
+    pure_link_addr home;     /* the address it started with */
+    sim_pcap_endpoint ep;    /* addr, for pcap */
     sim_rng rng;             /* endpoint seeds, torn writes */
     pure_link_config config;
     size_t memory_bytes;     /* pure_link_size(&config) */
@@ -120,6 +156,15 @@ typedef struct sim_node {
     uint64_t datagrams_sent, datagrams_received, bytes_sent, bytes_received;
     uint64_t crashes, restarts, api_errors, memo_loads, memo_rejected, streams_refused;
     uint64_t records_delivered, duplicates_delivered, out_of_order;
+    uint64_t address_changes;
+    /* Oracles (sim_oracle.c).  Pairs and epochs are of the running incarnation; the maxima
+     * of earlier incarnations are folded into the *_past fields at a crash. */
+    sim_amp_pair *amp;
+    size_t amp_count, amp_capacity;
+    uint64_t amp_max_x1000_past, amp_unanswered_max_x1000_past;
+    sim_epoch_seen *epochs_seen;
+    size_t epochs_seen_count, epochs_seen_capacity;
+    uint64_t epoch_rollbacks;
 } sim_node;
 
 typedef struct sim_link {
@@ -140,6 +185,8 @@ typedef struct sim_link {
     uint8_t *handed;         /* receiver side: 1 once a record was handed over (first time) */
     size_t handed_capacity;
     int writing_over;        /* count reached or until passed */
+    uint64_t count_limit;    /* bulk: count plus the `more` batches that came */
+    uint32_t more_fired;     /* `more` lines reached */
     int fill_wanted;         /* try pure_link_send at the next service */
     int close_called, closed, done;
     uint64_t done_ns;
@@ -164,6 +211,20 @@ typedef struct sim_options {
     FILE *keylog_file;
     FILE *progress;          /* progress lines and one-line logs; NULL: silent */
 } sim_options;
+
+/* The attacker's copy of what one `replay:` line will send (sim_attack.c). */
+typedef struct sim_capture {
+    uint8_t *bytes;          /* the datagrams, back to back */
+    size_t used, capacity;
+    struct sim_captured {
+        size_t offset;
+        uint32_t len;
+        pure_link_addr src, dst;
+    } *items;
+    size_t count, item_capacity;
+    int fired;
+    uint64_t replayed;
+} sim_capture;
 
 typedef struct sim_world {
     const sim_scenario *sc;
@@ -197,6 +258,11 @@ typedef struct sim_world {
     /* Totals. */
     uint64_t datagrams_routed, datagrams_unroutable, arrivals_dropped_down;
     uint64_t keylog_lines;
+    /* The attacker and the oracles. */
+    sim_keys keys;           /* the nonce oracle: every endpoint's crypto table */
+    sim_capture *captures;   /* one per `replay:` line */
+    uint8_t *spoof_fired;    /* one per `spoof:` line */
+    uint64_t replayed_datagrams, spoofed_datagrams;
 } sim_world;
 
 /* ---- sim_world.c ---- */
@@ -209,12 +275,19 @@ void sim_world_free(sim_world *w);
 void sim_world_fail(sim_world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A datagram from node `from` to the node at `to` leaves now. */
 void sim_world_route(sim_world *w, uint32_t from, const pure_link_addr *to, sim_packet *pkt);
+/* A datagram whose src, dst, from and forged are set (the attacker's) goes onto the wire
+ * now, past every path, and arrives at arrive_ns at the node holding dst (if any). */
+void sim_world_inject(sim_world *w, sim_packet *pkt, uint64_t arrive_ns);
+/* The node holding a simulated address now, or -1. */
+int sim_world_node_at(const sim_world *w, const pure_link_addr *addr);
 sim_packet *sim_packet_alloc(sim_world *w);
 void sim_packet_free(sim_world *w, sim_packet *pkt);
 /* Schedules an event; a failure ends the run. */
 void sim_world_at(sim_world *w, uint64_t at_ns, sim_event_kind kind, uint32_t target, uint64_t arg, void *ptr);
 /* Prints one log line to the progress stream, if any. */
 void sim_world_log(sim_world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "a.b.c.d:port" of a simulated (IPv4) address. */
+void sim_addr_text(const pure_link_addr *a, char out[SIM_ADDR_TEXT_MOST]);
 /* Node name for the trace. */
 static inline const char *sim_node_name(const sim_world *w, uint32_t node) { return w->nodes[node].spec->name; }
 
@@ -243,6 +316,7 @@ void sim_link_open(sim_world *w, sim_link *l);       /* opens its sender on a ru
 void sim_link_on_crash(sim_world *w, sim_link *l);   /* the sending node crashed */
 void sim_link_on_write(sim_world *w, sim_link *l, uint64_t number);
 void sim_link_on_until(sim_world *w, sim_link *l);
+void sim_link_on_more(sim_world *w, sim_link *l, uint32_t more); /* a `more` batch is due */
 /* Hands waiting records to the core; returns 1 if any was taken. */
 int sim_link_fill(sim_world *w, sim_link *l);
 void sim_link_on_event(sim_world *w, sim_link *l, const pure_link_event *ev);
@@ -256,6 +330,27 @@ void sim_receiver_on_store(sim_world *w, sim_node *n, uint32_t run_index);
 void sim_receiver_on_crash(sim_world *w, sim_node *n);
 void sim_receiver_free(sim_node *n);
 
+/* ---- sim_attack.c ---- */
+int sim_attack_setup(sim_world *w, char *err, size_t err_len);
+void sim_attack_free(sim_world *w);
+/* A datagram from `from` to node `to` is put on the path now: capture it for replays, and
+ * race a spoofed copy if a spoof is due.  Called before the datagram enters its path. */
+void sim_attack_on_route(sim_world *w, uint32_t from, uint32_t to, const sim_packet *pkt);
+void sim_attack_on_replay(sim_world *w, uint32_t replay);
+void sim_attack_on_node_change(sim_world *w, uint32_t change);
+
+/* ---- sim_oracle.c ---- */
+/* genuine: sent by the node that holds `from` (not the attacker's). */
+void sim_oracle_on_receive(sim_world *w, sim_node *n, const pure_link_addr *from, uint32_t len, int genuine);
+void sim_oracle_on_send(sim_world *w, sim_node *n, const pure_link_addr *to, uint32_t len);
+/* A receiver-side EPOCH event. */
+void sim_oracle_on_epoch(sim_world *w, sim_node *n, const pure_link_event *ev);
+/* The node's endpoint ends (crash): fold its pairs into the node's maxima, forget epochs. */
+void sim_oracle_on_crash(sim_node *n);
+void sim_oracle_free(sim_node *n);
+/* The node's amplification maxima over every incarnation, the running one included. */
+void sim_oracle_amplification(const sim_node *n, uint64_t *max_x1000, uint64_t *unanswered_max_x1000);
+
 /* ---- sim_report.c ---- */
 typedef struct sim_totals {
     double virtual_s;
@@ -266,6 +361,8 @@ typedef struct sim_totals {
     uint64_t packets_lost, packets_retransmitted;
     uint64_t latency_count;
     double latency_ms_p50, latency_ms_p99, latency_ms_max;
+    uint64_t nonce_reuses, aead_seals, amplification_max_x1000, amplification_unanswered_max_x1000;
+    uint64_t epoch_rollbacks;
 } sim_totals;
 
 void sim_report_totals(const sim_world *w, sim_totals *t);

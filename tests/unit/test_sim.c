@@ -431,6 +431,178 @@ static void scenario_parses_every_kind_of_key(void) {
     free(sc);
 }
 
+static void scenario_parses_keys_over_time(void) {
+    static const char text[] =
+        "at 2s node.a.port 4434\n"
+        "at: 3s node.a.addr: 10.0.0.77\n"
+        "replay: a > b at 2500ms\n"
+        "spoof: a > b as v at 1s\n"
+        "spoof: b>a at 0 as v\n"
+        "node: a\n"
+        "node: b\n"
+        "node: v\n"
+        "link: a > b\n"
+        "count: 10\n"
+        "more: 5 at 3s\n"
+        "more: 7 at 4s\n";
+    sim_scenario *sc = calloc(1, sizeof *sc);
+    char err[256];
+    int r = sim_scenario_parse(sc, text, err, sizeof err);
+    if (r != 0) fprintf(stderr, "  %s\n", err);
+    CHECK(r == 0);
+    CHECK_EQ_U(sc->node_change_count, 2);
+    const sim_node_change *c = &sc->node_changes[0];
+    CHECK(c->node == 0 && c->field == SIM_NF_PORT && c->port == 4434 && c->at_ns == 2 * SEC);
+    c = &sc->node_changes[1];
+    static const uint8_t ip[4] = {10, 0, 0, 77};
+    CHECK(c->node == 0 && c->field == SIM_NF_ADDR && memcmp(c->ip, ip, 4) == 0 && c->at_ns == 3 * SEC);
+    CHECK_EQ_U(sc->replay_count, 1);
+    CHECK(sc->replays[0].from == 0 && sc->replays[0].to == 1 && sc->replays[0].at_ns == 2500 * MS);
+    CHECK_EQ_U(sc->spoof_count, 2);
+    CHECK(sc->spoofs[0].from == 0 && sc->spoofs[0].to == 1 && sc->spoofs[0].as == 2 && sc->spoofs[0].at_ns == SEC);
+    CHECK(sc->spoofs[1].from == 1 && sc->spoofs[1].to == 0 && sc->spoofs[1].as == 2 && sc->spoofs[1].at_ns == 0);
+    CHECK_EQ_U(sc->links[0].more_count, 2);
+    CHECK(sc->links[0].more[1].count == 7 && sc->links[0].more[1].at_ns == 4 * SEC);
+    /* Each mistake is refused, and the message says what. */
+    static const struct { const char *text, *says; } bad[] = {
+        {"at 1s node.a.port 0\nnode: a\nnode: b\n", "bad port"},
+        {"at 1s node.a.addr 10.0.0\nnode: a\nnode: b\n", "bad IPv4"},
+        {"at 1s node.a.addr 10.0.0.256\nnode: a\nnode: b\n", "bad IPv4"},
+        {"at 1s node.a.mtu 1\nnode: a\nnode: b\n", "port and addr"},
+        {"at 1s node.zz.port 5\nnode: a\nnode: b\n", "unknown node"},
+        {"replay: a > b\nnode: a\nnode: b\n", "at TIME"},
+        {"replay: a > a at 1s\nnode: a\nnode: b\n", "two different"},
+        {"spoof: a > b at 1s\nnode: a\nnode: b\n", "as NAME"},
+        {"spoof: a > b as a at 1s\nnode: a\nnode: b\n", "neither end"},
+        {"spoof: a > b as v at 1s\nnode: a\nnode: b\nnode: v\nlink: v > b\n", "send nothing"},
+        {"node: a\nnode: b\nlink: a > b\nmode: paced\nrate: 1/s\ncount: 5\nmore: 1 at 1s\n", "bulk link"},
+        {"node: a\nnode: b\nlink: a > b\ncount: 5\nmore: 1 at 2s\nmore: 1 at 1s\n", "time order"},
+        {"node: a\nnode: b\nlink: a > b\ncount: 5\nmore: 1 after 2s\n", "COUNT at TIME"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = sim_scenario_parse(sc, bad[i].text, err, sizeof err);
+        if (r == 0 || strstr(err, bad[i].says) == NULL) fprintf(stderr, "  case %zu: %d '%s'\n", i, r, err);
+        CHECK(r != 0 && strstr(err, bad[i].says) != NULL);
+    }
+    free(sc);
+}
+
+/* ---- oracles ---- */
+
+static void nonce_oracle_counts_repeated_pairs(void) {
+    sim_keys k;
+    sim_keys_init(&k, NULL);
+    sim_keys *before = sim_keys_active();
+    sim_keys_activate(&k);
+    static _Alignas(64) uint8_t mem[4 * PURE_LINK_AEAD_CTX_BYTES];
+    void *a = mem, *b = mem + PURE_LINK_AEAD_CTX_BYTES, *elsewhere = mem + 3 * PURE_LINK_AEAD_CTX_BYTES;
+    sim_keys_node_memory(&k, 5, mem, 2 * PURE_LINK_AEAD_CTX_BYTES);
+    uint8_t key1[16], key2[16], n1[12], n2[12], text[40], out[40 + 16], want[40 + 16];
+    memset(key1, 1, 16);
+    memset(key2, 2, 16);
+    memset(n1, 0xa1, 12);
+    memset(n2, 0xa2, 12);
+    for (size_t i = 0; i < sizeof text; i++) text[i] = (uint8_t)i;
+    const pure_link_crypto *t = &k.table, *real = pure_link_crypto_default();
+    t->aead_init(a, key1);
+    t->aead_init(b, key1);                      /* another context, the same key */
+    t->aead_seal(a, n1, text, 4, text, sizeof text, out);
+    /* The wrapped table seals exactly as the real one. */
+    static _Alignas(64) uint8_t ref[PURE_LINK_AEAD_CTX_BYTES];
+    real->aead_init(ref, key1);
+    real->aead_seal(ref, n1, text, 4, text, sizeof text, want);
+    CHECK_MEM(out, want, sizeof want);
+    CHECK(t->aead_open(a, n1, text, 4, out, sizeof out, out) == 0 && memcmp(out, text, sizeof text) == 0);
+    CHECK_EQ_U(k.reuses, 0);
+    t->aead_seal(a, n2, text, 4, text, sizeof text, out);
+    CHECK_EQ_U(k.reuses, 0);
+    t->aead_seal(b, n1, text, 4, text, sizeof text, out); /* key1 and n1 again, through b */
+    CHECK_EQ_U(k.reuses, 1);
+    t->aead_seal(a, n1, text, 4, text, sizeof text, out);
+    CHECK_EQ_U(k.reuses, 2);
+    t->aead_init(a, key2);                      /* a new key where key1 was */
+    t->aead_seal(a, n1, text, 4, text, sizeof text, out);
+    CHECK_EQ_U(k.reuses, 2);
+    CHECK_EQ_U(k.node_reuses[5], 2);
+    CHECK_EQ_U(k.node_seals[5], 5);
+    real->aead_init(elsewhere, key1);           /* set up behind the oracle's back */
+    t->aead_seal(elsewhere, n1, text, 4, text, sizeof text, out);
+    CHECK_EQ_U(k.unknown_ctx, 1);
+    CHECK_EQ_U(k.seals, 6);
+    /* Enough pairs to grow the table several times: all new, then all repeated. */
+    uint8_t n[12] = {0};
+    for (uint32_t i = 0; i < 5000; i++) {
+        memcpy(n, &i, sizeof i);
+        t->aead_seal(a, n, text, 0, text, 1, out);
+    }
+    CHECK_EQ_U(k.reuses, 2);
+    for (uint32_t i = 0; i < 5000; i += 7) {
+        memcpy(n, &i, sizeof i);
+        t->aead_seal(a, n, text, 0, text, 1, out);
+    }
+    CHECK_EQ_U(k.reuses, 2 + 715);
+    sim_keys_activate(before);
+    sim_keys_free(&k);
+}
+
+static void oracle_amplification_and_epochs(void) {
+    sim_world *w = calloc(1, sizeof *w);
+    CHECK(w != NULL);
+    sim_trace_init(&w->trace, NULL, 1);
+    sim_node_spec spec;
+    memset(&spec, 0, sizeof spec);
+    strcpy(spec.name, "r");
+    sim_node n;
+    memset(&n, 0, sizeof n);
+    n.spec = &spec;
+    pure_link_addr peer = {6, {10, 0, 0, 1, 0x11, 0x51}}, victim = {6, {10, 0, 0, 9, 0x11, 0x51}};
+    uint64_t max, unanswered;
+    sim_oracle_on_send(w, &n, &peer, 500);         /* before anything came from there: not counted */
+    sim_oracle_on_receive(w, &n, &peer, 100, 1);
+    sim_oracle_on_send(w, &n, &peer, 200);
+    sim_oracle_on_send(w, &n, &peer, 101);
+    sim_oracle_amplification(&n, &max, &unanswered);
+    CHECK_EQ_U(max, 3010);
+    CHECK_EQ_U(unanswered, 3010);                  /* it has not answered yet */
+    sim_oracle_on_receive(w, &n, &peer, 50, 1);    /* now it has */
+    sim_oracle_amplification(&n, &max, &unanswered);
+    CHECK_EQ_U(max, 3010);
+    CHECK_EQ_U(unanswered, 0);
+    sim_oracle_on_receive(w, &n, &victim, 60, 0);  /* a spoofed datagram */
+    sim_oracle_on_send(w, &n, &victim, 90);
+    sim_oracle_on_receive(w, &n, &victim, 60, 0);  /* a second one is no answer */
+    sim_oracle_on_send(w, &n, &victim, 150);
+    sim_oracle_amplification(&n, &max, &unanswered);
+    CHECK_EQ_U(unanswered, 2000);
+    /* A crash keeps the maxima and forgets the pairs. */
+    sim_oracle_on_crash(&n);
+    CHECK_EQ_U(n.amp_count, 0);
+    sim_oracle_amplification(&n, &max, &unanswered);
+    CHECK(max == 3010 && unanswered == 2000);
+    /* Epochs of one (peer, run) may only go up within an incarnation. */
+    pure_link_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = PURE_LINK_EVENT_EPOCH;
+    ev.peer = 0;
+    ev.run = 77;
+    ev.epoch = 1;
+    sim_oracle_on_epoch(w, &n, &ev);
+    ev.epoch = 2;
+    sim_oracle_on_epoch(w, &n, &ev);
+    ev.run = 78;
+    ev.epoch = 1;                                  /* another run */
+    sim_oracle_on_epoch(w, &n, &ev);
+    CHECK_EQ_U(n.epoch_rollbacks, 0);
+    ev.run = 77;
+    sim_oracle_on_epoch(w, &n, &ev);
+    CHECK_EQ_U(n.epoch_rollbacks, 1);
+    sim_oracle_on_crash(&n);                       /* a new incarnation starts over */
+    sim_oracle_on_epoch(w, &n, &ev);
+    CHECK_EQ_U(n.epoch_rollbacks, 1);
+    sim_oracle_free(&n);
+    free(w);
+}
+
 /* ---- trace ---- */
 
 static void trace_is_json_seq_and_hashed(void) {
@@ -738,6 +910,49 @@ static void run_timed_change_applies_from_its_time(void) {
     sim_world_free(w);
     free(w);
     free(sc);
+}
+
+/* Address changes, a replay and a spoofed copy in one run: the datagrams go where the
+ * rules say, and the run still stores everything once. */
+static void run_address_change_replay_and_spoof(void) {
+    static const char text[] =
+        "duration: 10s\n"
+        "path.rate: 20Mbit\n"
+        "path.delay: 5ms\n"
+        "at 300ms node.a.port 5000\n"
+        "at 600ms node.a.addr 192.168.1.9\n"
+        "replay: a > b at 800ms\n"
+        "spoof: a > b as v at 400ms\n"
+        "node: a\n"
+        "node: b\n"
+        "node: v\n"
+        "link: a > b\n"
+        "record_bytes: 500\n"
+        "mode: paced\n"
+        "rate: 1000/s\n"
+        "count: 1000\n";
+    sim_scenario *sc;
+    sim_world *w = run_scenario(text, 4, &sc);
+    CHECK(w != NULL && w->error == NULL);
+    sim_totals t;
+    sim_report_totals(w, &t);
+    const sim_node *a = &w->nodes[0], *v = &w->nodes[2];
+    static const uint8_t moved[6] = {192, 168, 1, 9, 5000 >> 8, 5000 & 0xff};
+    CHECK(a->addr.len == 6 && memcmp(a->addr.bytes, moved, 6) == 0);
+    CHECK_EQ_U(a->address_changes, 2);
+    CHECK(sim_world_node_at(w, &a->addr) == 0 && sim_world_node_at(w, &a->home) == -1);
+    CHECK(w->datagrams_unroutable > 0);           /* replies on their way to an old address */
+    CHECK_EQ_U(w->spoofed_datagrams, 1);
+    CHECK(w->replayed_datagrams > 300);           /* every a > b datagram of 0.8 s */
+    CHECK_EQ_U(v->datagrams_sent, 0);
+    CHECK(v->datagrams_received > 0);             /* the receiver wrote to the victim */
+    CHECK_EQ_U(t.records_stored, 1000);
+    CHECK_EQ_U(t.duplicates_delivered, 0);
+    CHECK_EQ_U(t.nonce_reuses, 0);
+    CHECK(t.aead_seals >= t.packets_sent);
+    CHECK(t.amplification_unanswered_max_x1000 > 0 && t.amplification_unanswered_max_x1000 <= 3000);
+    CHECK_EQ_U(t.epoch_rollbacks, 0);
+    free_run(w, sc);
 }
 
 /* ---- TCP flows (sim_tcp.c) ---- */
@@ -1053,11 +1268,14 @@ TEST_MAIN(TEST_CASE(engine_orders_by_time_then_sequence), TEST_CASE(engine_rando
           TEST_CASE(path_delay_and_jitter_bounds), TEST_CASE(path_loss_1_percent), TEST_CASE(path_loss_5_percent),
           TEST_CASE(path_jitter_reorders), TEST_CASE(path_drop_tail_queue), TEST_CASE(path_gilbert_elliott_mean),
           TEST_CASE(path_duplication_and_corruption), TEST_CASE(values_parse_exactly),
-          TEST_CASE(scenario_parses_every_kind_of_key), TEST_CASE(trace_is_json_seq_and_hashed),
+          TEST_CASE(scenario_parses_every_kind_of_key),
+          TEST_CASE(scenario_parses_keys_over_time), TEST_CASE(nonce_oracle_counts_repeated_pairs),
+          TEST_CASE(oracle_amplification_and_epochs), TEST_CASE(trace_is_json_seq_and_hashed),
           TEST_CASE(pcap_headers_have_valid_checksums), TEST_CASE(disk_syncs_in_order_and_crashes),
           TEST_CASE(run_same_seed_same_trace), TEST_CASE(run_lossy_path_delivers_each_record_once),
           TEST_CASE(run_crash_and_restart_completes), TEST_CASE(run_event_limit_ends_with_error),
-          TEST_CASE(run_timed_change_applies_from_its_time), TEST_CASE(tcp_cubic_curve_in_fixed_point),
+          TEST_CASE(run_timed_change_applies_from_its_time),
+          TEST_CASE(run_address_change_replay_and_spoof), TEST_CASE(tcp_cubic_curve_in_fixed_point),
           TEST_CASE(tcp_cc_reductions_and_growth), TEST_CASE(tcp_scenario_keys),
           TEST_CASE(tcp_lone_flow_fills_the_bottleneck), TEST_CASE(tcp_against_tcp_shares_a_symmetric_path),
           TEST_CASE(tcp_single_loss_is_repaired_by_fast_retransmit), TEST_CASE(tcp_lossy_path_delivers_every_byte),
