@@ -194,7 +194,14 @@ static void ll_service(ll_net *n, int i) {
 /* Runs until `until_ns` of virtual time or until done(arg) says so. */
 static void ll_run(ll_net *n, uint64_t until_ns, int (*done)(ll_net *, void *), void *arg) {
     for (int i = 0; i < n->nodes; i++) ll_service(n, i);
+    uint64_t stuck = 0, last_ns = n->now_ns;
     while (n->now_ns < until_ns) {
+        /* A core whose deadline stays in the past without progress would spin here: fail. */
+        if (n->now_ns == last_ns) {
+            if (++stuck > 1000000) { fprintf(stderr, "ll_run: no progress at %llu ns\n", (unsigned long long)n->now_ns); abort(); }
+        } else {
+            stuck = 0, last_ns = n->now_ns;
+        }
         if (done && done(n, arg)) return;
         uint64_t next = until_ns;
         size_t pick = (size_t)-1;
