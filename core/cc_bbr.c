@@ -15,7 +15,17 @@
  * when it answers a probe, inflight_hi (the most the path took) falls to what was in
  * flight; outside probes each congested round cuts the lower bounds bw_lo and inflight_lo
  * to 70 % (never below what the round delivered).  These bounds are how a BBR flow yields
- * to a loss-based one that fills the queue.  Our loss rate is counted per loss round from
+ * to a loss-based one that fills the queue.  But a loss-based flow that fills a drop-tail
+ * queue takes nearly all the drops itself (its ACK-clocked bursts arrive at the full
+ * queue; our paced packets seldom do), so our loss rate stays far below the threshold
+ * while it backs off again and again.  A loss round with any loss whose every RTT sample
+ * showed a standing queue is therefore congested too: it cuts inflight_lo (and, once per
+ * ProbeBW cycle, inflight_hi) to 70 % as a CUBIC flow cuts its window, and forgets the
+ * bandwidth peaks measured while the other flow was backing off.  Two more rules keep the
+ * probing in step with such a flow: probes come no more often than a CUBIC flow of our
+ * BDP regains its window (its K), and UP, while inflight_hi caps the window, lasts until
+ * the bandwidth stops growing.  Random loss on an uncongested path comes with no
+ * standing queue and still changes nothing.  Our loss rate is counted per loss round from
  * the losses the sender declares (pl_cc_bbr_on_lost) and the bytes it acknowledges; the
  * draft's per-sample rs.lost would need the sender to keep a lost count per packet.
  *
@@ -152,17 +162,27 @@ static int pl_bbr_too_high(const pl_cc_bbr *b, const pl_rate_sample *rs) {
     return b->loss_round_lost_bytes > 0 && b->loss_round_lost_bytes * 100 > tx * PL_BBR_LOSS_THRESH_PERCENT;
 }
 
+/* Even the least RTT sample of this loss round stood well above the min RTT: a queue stayed
+ * (jitter raises some samples, not all of them). */
+static int pl_bbr_standing_queue(const pl_cc_bbr *b) {
+    if (b->min_rtt_ns == PL_BBR_NONE || b->loss_round_rtt_min_ns == PL_BBR_NONE) return 0;
+    return b->loss_round_rtt_min_ns > b->min_rtt_ns + b->min_rtt_ns / PL_BBR_QUEUE_LOSS_RTT_DIVISOR;
+}
+
 /* The latest delivery signals, and the verdict on a loss round that ends here. */
 static void pl_bbr_update_latest(pl_cc_bbr *b, const pl_rate_sample *rs) {
     b->bw_latest = pl_max64(b->bw_latest, rs->delivery_rate_bytes_per_s);
     b->inflight_latest = pl_max64(b->inflight_latest, rs->delivered_bytes);
     b->loss_round_acked_bytes += rs->newly_acked_bytes;
+    if (rs->rtt_ns > 0) b->loss_round_rtt_min_ns = pl_min64(b->loss_round_rtt_min_ns, rs->rtt_ns);
     b->loss_round_start = 0;
     if (rs->prior_delivered_bytes < b->loss_round_delivered) return;
     b->loss_round_delivered = b->delivered;
     b->loss_round_start = 1;
     uint64_t lost = b->loss_round_lost_bytes, all = lost + b->loss_round_acked_bytes;
     b->loss_round_congested = lost > 0 && lost * 100 > all * PL_BBR_LOSS_THRESH_PERCENT;
+    b->loss_round_queue_loss = lost > 0 && pl_bbr_standing_queue(b);
+    b->loss_round_rtt_min_ns = PL_BBR_NONE;
     b->loss_round_lost_bytes = 0;
     b->loss_round_acked_bytes = 0;
     b->loss_round_lost_packets = 0;
@@ -199,13 +219,31 @@ static void pl_bbr_reset_lower_bounds(pl_cc_bbr *b) {
     b->inflight_lo = PL_BBR_NONE;
 }
 
+/* Loss from a standing queue, below the loss threshold: the bandwidth peaks in the filter
+ * were measured while another flow was backing off, so the filter keeps no more than this
+ * round delivered; and the window falls to 70 % of its bound with no floor, as a
+ * loss-based flow's would (the bandwidth bound stays: the window alone drains the queue,
+ * and a flow alone on the path keeps its rate). */
+static void pl_bbr_cut_for_queue_loss(pl_cc_bbr *b) {
+    uint64_t latest = pl_max64(b->bw_latest, 1);
+    b->bw_slot[0] = pl_min64(b->bw_slot[0], latest);
+    b->bw_slot[1] = pl_min64(b->bw_slot[1], latest);
+    b->max_bw = pl_max64(b->bw_slot[0], b->bw_slot[1]);
+    b->bw_lo = pl_min64(b->bw_lo, b->max_bw);
+    b->inflight_lo = pl_bbr_percent(b->inflight_lo, PL_BBR_BETA_PERCENT);
+}
+
 /* A congested round outside a probe: cut the lower bounds, but never below what the round
- * just delivered. */
+ * just delivered (loss from a standing queue: see above). */
 static void pl_bbr_adapt_lower_bounds(pl_cc_state *s) {
     pl_cc_bbr *b = &s->algo.bbr;
     if (pl_bbr_probing_bw(b)) return;
     if (b->bw_lo == PL_BBR_NONE) b->bw_lo = b->max_bw;
     if (b->inflight_lo == PL_BBR_NONE) b->inflight_lo = s->cwnd_bytes;
+    if (!b->loss_round_congested) {
+        pl_bbr_cut_for_queue_loss(b);
+        return;
+    }
     b->bw_lo = pl_max64(b->bw_latest, pl_bbr_percent(b->bw_lo, PL_BBR_BETA_PERCENT));
     b->inflight_lo = pl_max64(b->inflight_latest, pl_bbr_percent(b->inflight_lo, PL_BBR_BETA_PERCENT));
 }
@@ -214,7 +252,17 @@ static void pl_bbr_update_congestion_signals(pl_cc_state *s, const pl_rate_sampl
     pl_cc_bbr *b = &s->algo.bbr;
     pl_bbr_update_round(b, rs);
     pl_bbr_update_max_bw(b, rs);
-    if (b->loss_round_start && b->loss_round_congested) pl_bbr_adapt_lower_bounds(s);
+    if (!b->loss_round_start) return;
+    /* Loss from a standing queue outside a probe lowers the long-term bound too, once per
+     * ProbeBW cycle: one cut per episode, as a loss-based flow makes, and the probe that
+     * follows can raise it again.  (Not from "none": that bound comes from probes; and a
+     * probe's own loss sets it to the flight that lost, pl_bbr_handle_too_high.) */
+    if (b->loss_round_queue_loss && b->full_bw_reached && !pl_bbr_probing_bw(b) && b->inflight_hi != PL_BBR_NONE &&
+        !b->inflight_hi_queue_cut) {
+        b->inflight_hi = pl_max64(pl_bbr_percent(b->inflight_hi, PL_BBR_BETA_PERCENT), pl_bbr_min_pipe(b));
+        b->inflight_hi_queue_cut = 1;
+    }
+    if (b->loss_round_congested || b->loss_round_queue_loss) pl_bbr_adapt_lower_bounds(s);
 }
 
 static void pl_bbr_bound_bw_for_model(pl_cc_bbr *b) { b->bw = pl_min64(b->max_bw, b->bw_lo); }
@@ -274,11 +322,35 @@ static void pl_bbr_check_startup_done(pl_cc_bbr *b, const pl_rate_sample *rs, in
 
 /* ---- ProbeBW ---- */
 
+/* The integer cube root (floor). */
+static uint64_t pl_bbr_cbrt(uint64_t x) {
+    uint64_t lo = 0, hi = 2097151; /* 2^21 - 1: its cube still fits 64 bits */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (mid * mid * mid <= x) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* How long a CUBIC flow with half our BDP takes to regain its window after a loss (its
+ * K).  Probing much more often than that takes from such a flow what it has not yet had
+ * the time to win back: at long RTTs this, not 2 s, sets the pace.  (Half: measured; with
+ * the whole BDP, BBR yields too much to a paced CUBIC flow at RTT 100 ms.) */
+static uint64_t pl_bbr_cubic_epoch_ns(const pl_cc_bbr *b) {
+    uint64_t datagrams = pl_bbr_bdp_multiple(b, b->bw, PL_BBR_CUBIC_K_BDP_GAIN) / b->mss;
+    datagrams = pl_min64(datagrams, PL_BBR_CUBIC_K_DATAGRAMS_MOST);
+    /* K in ms = cbrt(W * 3/4 * 1e9 ms^3). */
+    uint64_t cube_ms3 = datagrams * PL_BBR_CUBIC_K_NUMERATOR / PL_BBR_CUBIC_K_DENOMINATOR * 1000000000ull;
+    return pl_bbr_cbrt(cube_ms3) * PL_BBR_NS_PER_MS;
+}
+
 static void pl_bbr_pick_probe_wait(pl_cc_bbr *b) {
-    /* Rounds count from 0 or 1, and the wall-clock wait is 2 to 3 s: flows sharing a
-     * bottleneck do not probe in step. */
+    /* Rounds count from 0 or 1, and the wall-clock wait gets up to 1 s at random: flows
+     * sharing a bottleneck do not probe in step. */
     b->rounds_since_bw_probe = pl_bbr_random(b) % 2;
-    b->bw_probe_wait_ns = PL_BBR_PROBE_WAIT_NS_BASE + pl_bbr_random(b) % PL_BBR_PROBE_WAIT_NS_RANDOM;
+    uint64_t wait_ns = pl_max64(PL_BBR_PROBE_WAIT_NS_BASE, pl_bbr_cubic_epoch_ns(b));
+    b->bw_probe_wait_ns = wait_ns + pl_bbr_random(b) % PL_BBR_PROBE_WAIT_NS_RANDOM;
 }
 
 static void pl_bbr_start_down(pl_cc_bbr *b, uint64_t now_ns) {
@@ -297,6 +369,7 @@ static void pl_bbr_start_cruise(pl_cc_bbr *b) { b->mode = PL_BBR_PROBE_BW_CRUISE
 static void pl_bbr_start_refill(pl_cc_bbr *b) {
     /* A probe tests the path afresh: the lower bounds from earlier loss no longer hold. */
     pl_bbr_reset_lower_bounds(b);
+    b->inflight_hi_queue_cut = 0;
     b->bw_probe_up_rounds = 0;
     b->bw_probe_up_acks = 0;
     b->ack_phase = PL_BBR_ACKS_REFILLING;
@@ -318,6 +391,8 @@ static void pl_bbr_start_up(pl_cc_state *s, uint64_t now_ns) {
     pl_bbr_start_round(b);
     b->cycle_stamp_ns = now_ns;
     b->mode = PL_BBR_PROBE_BW_UP;
+    b->up_bw = b->max_bw;
+    b->up_plateau_rounds = 0;
     pl_bbr_raise_inflight_hi_slope(s);
 }
 
@@ -395,6 +470,25 @@ static int pl_bbr_check_time_to_cruise(const pl_cc_bbr *b, const pl_rate_sample 
     return rs->bytes_in_flight <= pl_bbr_inflight(b, b->max_bw, PL_BBR_GAIN_UNIT);
 }
 
+/* UP normally ends after a round trip once the flight is a quarter above the BDP.  But
+ * when another flow keeps a queue, the flight is that far above the BDP from the start,
+ * and inflight_hi (the window's cap) would grow by one datagram per probe.  So while
+ * inflight_hi caps the window, UP goes on until the bandwidth has failed to grow by a
+ * quarter for PL_BBR_UP_PLATEAU_ROUNDS rounds (or loss ends it). */
+static int pl_bbr_up_capped_and_growing(pl_cc_state *s) {
+    pl_cc_bbr *b = &s->algo.bbr;
+    if (b->round_start) {
+        if (b->max_bw >= pl_bbr_percent(b->up_bw, PL_BBR_FULL_BW_GROWTH_PERCENT)) {
+            b->up_bw = b->max_bw;
+            b->up_plateau_rounds = 0;
+        } else if (b->up_plateau_rounds < UINT32_MAX) {
+            b->up_plateau_rounds++;
+        }
+    }
+    if (b->inflight_hi == PL_BBR_NONE || s->cwnd_bytes < b->inflight_hi) return 0;
+    return b->up_plateau_rounds < PL_BBR_UP_PLATEAU_ROUNDS;
+}
+
 static void pl_bbr_update_probe_bw_phase(pl_cc_state *s, const pl_rate_sample *rs, int too_high, uint64_t now_ns) {
     pl_cc_bbr *b = &s->algo.bbr;
     if (!b->full_bw_reached) return;
@@ -415,6 +509,7 @@ static void pl_bbr_update_probe_bw_phase(pl_cc_state *s, const pl_rate_sample *r
         }
         return;
     case PL_BBR_PROBE_BW_UP:
+        if (pl_bbr_up_capped_and_growing(s)) return;
         if (pl_bbr_elapsed_in_phase(b, b->min_rtt_ns, now_ns) &&
             rs->bytes_in_flight > pl_bbr_inflight(b, b->max_bw, PL_BBR_GAIN_UP_PACING))
             pl_bbr_start_down(b, now_ns);
@@ -551,6 +646,7 @@ void pl_cc_bbr_init(pl_cc_state *state, uint32_t mss) {
     b->inflight_lo = PL_BBR_NONE;
     b->min_rtt_ns = PL_BBR_NONE;
     b->probe_rtt_min_ns = PL_BBR_NONE;
+    b->loss_round_rtt_min_ns = PL_BBR_NONE;
     b->bw_probe_up_cnt = PL_BBR_NONE;
     b->rng = PL_BBR_SEED_DEFAULT;
     pl_bbr_enter_startup(b);

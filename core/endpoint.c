@@ -59,7 +59,7 @@ static int config_valid(const pure_link_config *c) {
            c->stream_buffer_bytes >= PURE_LINK_RECORD_MOST + 8 && c->stream_buffer_bytes <= CONFIG_BYTES_MOST &&
            c->unstored_records_most >= 1 && c->unstored_records_most <= CONFIG_RECORDS_MOST &&
            (c->congestion == PURE_LINK_CC_CUBIC || c->congestion == PURE_LINK_CC_NEWRENO || c->congestion == PURE_LINK_CC_BBR) &&
-           c->epoch_packets <= PL_EPOCH_PACKETS_LIMIT && (c->copies == 1 || c->copies == 2);
+           c->epoch_packets <= PL_EPOCH_PACKETS_LIMIT - PL_EPOCH_PACKETS_RESERVE && (c->copies == 1 || c->copies == 2);
 }
 
 /* The memory layout: byte offsets of each array in the caller's block. */

@@ -50,9 +50,11 @@
 #define PL_REPLY_BYTES_LEAST    64u    /* a reply is not started with less budget than this */
 #define PL_ACK_BYTES_LEAST      16u    /* room for an ACK with one range */
 #define PL_EPOCH_PACKETS_LIMIT  (1ull << 23) /* spec: a new epoch before this many packets */
+#define PL_EPOCH_PACKETS_RESERVE (1ull << 16) /* the last packets under a key: OFFERs only */
 
 _Static_assert(PL_REPLAY_WINDOW % 64 == 0, "replay bitmap is in 64-bit words");
 _Static_assert(PL_EPOCH_PACKETS_LIMIT <= (1ull << 23), "AEAD limit");
+_Static_assert(PL_EPOCH_PACKETS_RESERVE < PL_EPOCH_PACKETS_LIMIT / 2, "the default offer point leaves room");
 
 /* ---- A timer table: an enum-indexed array and the cached earliest deadline. ---- */
 typedef enum pl_sender_timer {

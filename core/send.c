@@ -106,6 +106,14 @@ static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, 
         p->len = s->end_off - s->stored_off < room ? s->end_off - s->stored_off : room;
         return p->len > 0 || p->offer || p->response;
     }
+    /* The AEAD limit (spec: a new epoch before 2^23 packets under one key) is a hard stop:
+     * past the point where a new epoch is offered (config.epoch_packets <= 2^22) only the
+     * OFFER may go, and at the limit nothing, until ACCEPT brings a new key. */
+    if (s->epoch_packets >= PL_EPOCH_PACKETS_LIMIT) return 0;
+    if (s->epoch_packets >= PL_EPOCH_PACKETS_LIMIT - PL_EPOCH_PACKETS_RESERVE) {
+        if (!p->offer) return 0;
+        return 1;
+    }
     /* Epoch 0 carries one packet per OFFER: everything after it waits for ACCEPT and goes
      * under the epoch-1 key, which has forward secrecy (spec/protocol.md "Epoch 0"). */
     if (s->epoch == 0 && s->offers_in_flight > 0 && !probe) return 0;

@@ -25,9 +25,11 @@ static void config_limits_give_size_zero(void) {
     CHECK_EQ_U(pure_link_size(&c), 0);
     c = base(), c.congestion = 99;
     CHECK_EQ_U(pure_link_size(&c), 0);
-    c = base(), c.epoch_packets = (1ull << 23) + 1;  /* the AEAD limit is a spec value */
+    /* The AEAD limit is a spec value: a new epoch must be offered while 2^16 packets are
+     * left under the key (spec/protocol.md §3). */
+    c = base(), c.epoch_packets = (1ull << 23) - (1ull << 16) + 1;
     CHECK_EQ_U(pure_link_size(&c), 0);
-    c.epoch_packets = 1ull << 23;
+    c.epoch_packets = (1ull << 23) - (1ull << 16);
     CHECK(pure_link_size(&c) > 0);
 }
 
