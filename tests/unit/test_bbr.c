@@ -657,6 +657,76 @@ static void loss_in_a_probe_sets_inflight_hi(void) {
     CHECK(!sbbr(&s)->bw_probe_samples); /* once per probe */
 }
 
+static void queue_loss_below_threshold_cuts_the_window(void) {
+    syn s;
+    syn_init(&s, MBIT(40), 20 * MS);
+    syn_to_probe_bw(&s, 68);
+    CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
+    uint64_t cwnd = pl_cc_cwnd(&s.cc);
+    /* Another flow fills the queue: every RTT sample is 10 ms above the 20 ms min (more
+     * than a quarter), we get 30 Mbit/s, and a round loses 1 packet in 100 (below the
+     * 2 % threshold). */
+    s.rate = MBIT(30);
+    s.rtt_ns = 30 * MS;
+    syn_round(&s, 100, 0, 0);
+    CHECK(sbbr(&s)->inflight_lo == NONE); /* no loss yet */
+    syn_round(&s, 99, 1, 0); /* its losses come first: its first ACK judges them */
+    CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
+    CHECK(sbbr(&s)->inflight_lo != NONE);
+    CHECK(sbbr(&s)->inflight_lo <= cwnd * PL_BBR_BETA_PERCENT / 100 + MSS); /* no floor at the round's flight */
+    CHECK(pl_cc_cwnd(&s.cc) <= sbbr(&s)->inflight_lo);
+    /* The 40 Mbit/s peak is forgotten: the filter holds what the round delivered. */
+    CHECK_EQ_U(sbbr(&s)->max_bw, MBIT(30));
+    CHECK(sbbr(&s)->inflight_hi == NONE); /* never cut from "none" */
+}
+
+static void queue_loss_cuts_inflight_hi_once_per_cycle(void) {
+    syn s;
+    syn_init(&s, MBIT(40), 20 * MS);
+    syn_to_probe_bw(&s, 68);
+    CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
+    s.cc.state.algo.bbr.inflight_hi = 100ull * MSS; /* as a probe that lost would have set it */
+    /* Rounds of 60 packets (1 lost: 1.7 %, below the threshold), so that no sample's
+     * flight raises inflight_hi again after the cut. */
+    s.rtt_ns = 30 * MS;
+    syn_round(&s, 60, 0, 0);
+    syn_round(&s, 59, 1, 0);
+    CHECK_EQ_U(sbbr(&s)->inflight_hi, 100ull * MSS * PL_BBR_BETA_PERCENT / 100);
+    syn_round(&s, 59, 1, 0); /* the same cycle: no second cut */
+    CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
+    CHECK_EQ_U(sbbr(&s)->inflight_hi, 100ull * MSS * PL_BBR_BETA_PERCENT / 100);
+}
+
+static void queue_loss_needs_a_standing_queue(void) {
+    syn s;
+    syn_init(&s, MBIT(40), 20 * MS);
+    syn_to_probe_bw(&s, 68);
+    /* RTT samples only 4 ms (a fifth) above the min: jitter or a passing burst, not a
+     * standing queue.  1 % loss stays noise. */
+    s.rtt_ns = 24 * MS;
+    for (int i = 0; i < 10; i++) syn_round(&s, 99, 1, 0);
+    CHECK(sbbr(&s)->inflight_lo == NONE);
+    CHECK(sbbr(&s)->bw_lo == NONE);
+    CHECK_EQ_U(sbbr(&s)->max_bw, MBIT(40));
+}
+
+/* The wait between probes is at least the K of a CUBIC flow with half our BDP. */
+static void probe_wait_follows_the_cubic_epoch(void) {
+    syn s;
+    /* 50 Mbit/s, RTT 100 ms: half the BDP is 215 datagrams, K = cbrt(215 * 0.75) = 5.4 s. */
+    syn_init(&s, MBIT(50), 100 * MS);
+    syn_to_probe_bw(&s, 430);
+    CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
+    CHECK(sbbr(&s)->bw_probe_wait_ns >= 5400 * MS);
+    CHECK(sbbr(&s)->bw_probe_wait_ns < 5500 * MS + PL_BBR_PROBE_WAIT_NS_RANDOM);
+    /* 10 Mbit/s, RTT 20 ms: K = cbrt(8 * 0.75) = 1.8 s, below the 2 s base. */
+    syn_init(&s, MBIT(10), 20 * MS);
+    syn_to_probe_bw(&s, 17);
+    CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
+    CHECK(sbbr(&s)->bw_probe_wait_ns >= PL_BBR_PROBE_WAIT_NS_BASE);
+    CHECK(sbbr(&s)->bw_probe_wait_ns < PL_BBR_PROBE_WAIT_NS_BASE + PL_BBR_PROBE_WAIT_NS_RANDOM);
+}
+
 static void random_loss_1pct_keeps_rate(void) {
     /* 50 Mbit/s, RTT 20 ms, 1 % random loss: a loss-based flow is held to ~7 Mbit/s
      * (Mathis); BBR keeps most of the path. */
@@ -685,8 +755,8 @@ static void random_loss_10pct_cuts_inflight(void) {
 
 /* BBR's share of a 50 Mbit/s bottleneck next to one CUBIC flow (the core's own, paced:
  * a stand-in for TCP CUBIC until the simulator has one), drop-tail queue of one BDP, over
- * 20..60 s.  The goal is 0.5 +- 0.125; it holds because loss above the threshold bounds
- * BBR's flight while CUBIC fills the queue. */
+ * 20..60 s.  The goal is 0.5 +- 0.125; it holds because loss from the standing queue CUBIC
+ * keeps bounds BBR's flight (and BBR probes no more often than CUBIC regains its window). */
 static uint64_t share_permille(uint64_t rtt_ns) {
     tpath *pa = tpath_new(MBIT(50), rtt_ns, MBIT(50) * rtt_ns / SEC, 0);
     tsim *f[2] = {tsim_flow(pa, 0, PURE_LINK_CC_BBR), tsim_flow(pa, 1, PURE_LINK_CC_CUBIC)};
@@ -784,7 +854,9 @@ TEST_MAIN(TEST_CASE(interface_selects_bbr), TEST_CASE(rounds_count_by_delivered)
           TEST_CASE(probe_rtt_skipped_while_bare_rtt_is_seen), TEST_CASE(min_rtt_window_and_probe_rtt),
           TEST_CASE(loss_below_threshold_is_noise), TEST_CASE(loss_above_threshold_bounds_inflight),
           TEST_CASE(loss_lowers_bw_lo_and_the_pacing_rate), TEST_CASE(loss_in_a_probe_sets_inflight_hi),
-          TEST_CASE(random_loss_1pct_keeps_rate), TEST_CASE(random_loss_10pct_cuts_inflight),
+          TEST_CASE(queue_loss_below_threshold_cuts_the_window),
+          TEST_CASE(queue_loss_cuts_inflight_hi_once_per_cycle), TEST_CASE(queue_loss_needs_a_standing_queue),
+          TEST_CASE(probe_wait_follows_the_cubic_epoch), TEST_CASE(random_loss_1pct_keeps_rate), TEST_CASE(random_loss_10pct_cuts_inflight),
           TEST_CASE(shares_with_cubic_rtt_20ms), TEST_CASE(shares_with_cubic_rtt_100ms),
           TEST_CASE(undo_restores_bounds), TEST_CASE(undo_needs_every_loss_late),
           TEST_CASE(persistent_congestion_collapses_then_regrows), TEST_CASE(same_inputs_same_run))
