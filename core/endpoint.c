@@ -43,7 +43,7 @@ void pure_link_config_default(pure_link_config *c) {
     if (c->idle_ns == 0) c->idle_ns = DEFAULT_IDLE_NS;
     if (c->epoch_ns == 0) c->epoch_ns = DEFAULT_EPOCH_NS;
     if (c->epoch_packets == 0) c->epoch_packets = DEFAULT_EPOCH_PACKETS;
-    if (c->congestion == 0) c->congestion = PURE_LINK_CC_CUBIC;
+    if (c->congestion == 0) c->congestion = PURE_LINK_CC_BBR;
     if (c->ack_delay_us == 0) c->ack_delay_us = DEFAULT_ACK_DELAY_US;
     if (c->copies == 0) c->copies = 1;
 }

@@ -127,7 +127,7 @@ typedef struct pure_link_config {
     uint64_t epoch_ns;              /* start a new epoch after this long (default 120 s) */
     uint64_t epoch_packets;         /* ... or after this many packets under one key (default 2^22,
                                        at most 2^23 - 2^16: the last 2^16 carry only OFFERs) */
-    uint32_t congestion;            /* PURE_LINK_CC_* (default CUBIC) */
+    uint32_t congestion;            /* PURE_LINK_CC_* (default BBR) */
     uint32_t ack_delay_us;          /* receiver's maximum ack delay (default 5000) */
     uint32_t copies;                /* 1: an app-limited sender (nothing more to send) sends
                                        each packet of record bytes once more a quarter RTT
