@@ -4,7 +4,6 @@
  * a sender back to epoch 0 of the same run (its packet numbers go on, so no nonce repeats). */
 #include "internal.h"
 
-void pl_fatal(pure_link *pl, int code);
 
 /* Derives a side's packet keys of one epoch into k (reply keys only when the reply run is
  * known: a sender learns it from the first authentic reply). */

@@ -57,12 +57,12 @@ _Static_assert(PL_EPOCH_PACKETS_LIMIT <= (1ull << 23), "AEAD limit");
 _Static_assert(PL_EPOCH_PACKETS_RESERVE < PL_EPOCH_PACKETS_LIMIT / 2, "the default offer point leaves room");
 
 /* ---- A timer table: an enum-indexed array and the cached earliest deadline. ---- */
+/* Timers set by protocol events.  Other wake-ups are derived from state in
+ * pl_sender_deadline(): pacing (pace_wait_ns), the 1 s resend rule (stored_progress_ns),
+ * the epoch clock (epoch_started_ns) and copies (copies[0].due_ns). */
 typedef enum pl_sender_timer {
     PL_ST_LOSS = 0,      /* RACK time threshold or PTO */
-    PL_ST_PACE,          /* pacing: next datagram may leave */
-    PL_ST_RESEND,        /* records heard but not stored within 1 s */
     PL_ST_REFUSE,        /* refusal wait over: send a trial packet */
-    PL_ST_EPOCH,         /* time to offer a new epoch */
     PL_ST_COUNT
 } pl_sender_timer;
 

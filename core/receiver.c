@@ -114,7 +114,11 @@ static int open_data(pure_link *pl, pl_run *r, const pl_header *h, size_t hl, co
                      size_t len, uint64_t pn, uint32_t *epoch_out) {
     uint32_t epoch = h->epoch_field == 0 ? 0 : pl_epoch_from_field(h->epoch_field, r->epoch);
     pl_epoch_keys *k = &r->keys[epoch % PL_EPOCH_KEYS];
-    if (!k->valid || k->epoch != epoch) return -1;
+    if (!k->valid || k->epoch != epoch) {
+        if (epoch >= r->epoch) return -1;  /* no such key: counted as not authentic */
+        pl->stats.dropped_stale_epoch++;   /* its keys are wiped: late or replayed */
+        return -2;
+    }
     uint8_t nonce[12];
     pl_nonce(nonce, k->data_iv, pn);
     if (pl->crypto->aead_open(k->data_ctx, nonce, data, hl, data + hl, len - hl, pkt + hl) != 0) return -1;
@@ -165,7 +169,7 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8
     } else {
         n = open_data(pl, r, &h, (size_t)hl, data, pkt, len, pn, &epoch);
         if (n < 0) {
-            pl->stats.dropped_auth++;
+            if (n == -1) pl->stats.dropped_auth++;
             /* A run never proven live cannot know the sender's epochs >= 1 (the slot came
              * from a replayed first packet, or the receiver restarted): LOST, so the
              * sender starts its epochs again. */

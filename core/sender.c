@@ -2,7 +2,6 @@
  * What goes into a datagram is send.c; what a reply does is reply.c. */
 #include "internal.h"
 
-void pl_fatal(pure_link *pl, int code);
 
 static int name_ok(const char *name, uint8_t *len_out) {
     if (name == NULL) return 0;

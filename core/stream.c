@@ -178,7 +178,7 @@ static size_t ring_peek(const pure_link *pl, const pl_run *r, uint64_t off, uint
 
 /* Hands complete records to the host, in order, while the event queue has room. */
 void pl_receiver_deliver(pure_link *pl, pl_run *r) {
-    if (r->stream_state != PL_STREAM_ACCEPTED || !r->fresh) return;
+    if (r->stream_state != PL_STREAM_ACCEPTED || !r->fresh || r->broken) return;
     size_t size = pl->config.stream_buffer_bytes;
     while (r->have.count > 0 && r->have.r[0].lo <= r->deliver_off) {
         uint64_t end = r->have.r[0].hi;

@@ -374,7 +374,8 @@ static int opens(ll_net *n, int i, const uint8_t *p, size_t len) {
     pure_link_receive(n->node[i].pl, &n->node[0].addr, p, len, n->now_ns);
     pure_link_stats b = stats_of(n, i);
     return a.dropped_auth == b.dropped_auth && a.dropped_replay == b.dropped_replay &&
-           a.dropped_unknown_key == b.dropped_unknown_key && a.dropped_no_slot == b.dropped_no_slot;
+           a.dropped_unknown_key == b.dropped_unknown_key && a.dropped_no_slot == b.dropped_no_slot &&
+           a.dropped_stale_epoch == b.dropped_stale_epoch;
 }
 
 static void memo_torn_writes_old_or_new(void) {
