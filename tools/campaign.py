@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-SIM = os.path.join(os.path.dirname(__file__), "..", "build", "pure-link-sim")
+SIM = os.environ.get("PURE_LINK_SIM") or os.path.join(os.path.dirname(__file__), "..", "build", "pure-link-sim")
 
 
 def scenario(seed):
