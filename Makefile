@@ -136,7 +136,7 @@ test: all $(TEST_BIN) $(B)/interop_sender check-pure
 	@sh tests/run.sh "$(T)"
 
 demo: all
-	@$(SIM_BIN) sim/scenarios/demo.conf
+	@$(SIM_BIN) sim/scenarios/demo.conf --realtime
 
 bench: all $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done

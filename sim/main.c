@@ -28,6 +28,7 @@ static void usage(FILE *f) {
             "  --pcap FILE    write every datagram as pcap (raw IPv4/UDP, virtual timestamps)\n"
             "  --keylog FILE  write each epoch's secret (PURE_LINK_EPOCH lines)\n"
             "  --quiet        no progress lines or logs\n"
+            "  --realtime     print progress lines at the pace of virtual time (to watch a run)\n"
             "  --set 'K: V'   a scenario line appended after the file (repeatable)\n");
 }
 
@@ -74,6 +75,7 @@ int main(int argc, char **argv) {
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { usage(stdout); return 0; }
         else if (strcmp(a, "--json") == 0) json = 1;
         else if (strcmp(a, "--quiet") == 0) quiet = 1;
+        else if (strcmp(a, "--realtime") == 0) opt.realtime = 1;
         else if (strcmp(a, "--seed") == 0 && more) {
             if (sim_value_u64(argv[++i], &opt.seed) != 0) { fprintf(stderr, "pure-link-sim: bad seed\n"); return 2; }
             opt.seed_given = 1;

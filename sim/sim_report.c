@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -93,6 +94,20 @@ static uint64_t stored_bytes_now(const sim_world *w) {
     return b;
 }
 
+/* --realtime: sleep until as much wall time has passed since the first call as virtual
+ * time has.  It only slows the printing; nothing of the run depends on it. */
+static void wait_for_wall_clock(uint64_t virtual_ns) {
+    static uint64_t start_ns;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t wall_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+    if (start_ns == 0) start_ns = wall_ns - virtual_ns;
+    if (start_ns + virtual_ns <= wall_ns) return;
+    uint64_t wait_ns = start_ns + virtual_ns - wall_ns;
+    struct timespec d = {(time_t)(wait_ns / 1000000000ull), (long)(wait_ns % 1000000000ull)};
+    nanosleep(&d, NULL);
+}
+
 void sim_report_progress(sim_world *w) {
     uint64_t bytes = stored_bytes_now(w);
     uint64_t delta = bytes - w->progress_last_bytes;
@@ -120,6 +135,7 @@ void sim_report_progress(sim_world *w) {
     }
     fputc('\n', f);
     fflush(f);
+    if (w->opt.realtime) wait_for_wall_clock(w->engine.now_ns);
 }
 
 static const char *end_reason(const sim_world *w) {

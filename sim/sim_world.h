@@ -210,6 +210,8 @@ typedef struct sim_options {
     FILE *pcap_file;
     FILE *keylog_file;
     FILE *progress;          /* progress lines and one-line logs; NULL: silent */
+    int realtime;            /* --realtime: progress lines keep pace with the wall clock
+                                (presentation only: the run and its trace are unchanged) */
 } sim_options;
 
 /* The attacker's copy of what one `replay:` line will send (sim_attack.c). */
