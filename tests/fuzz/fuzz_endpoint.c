@@ -37,6 +37,23 @@ static int open_all_open(const void *ctx, const uint8_t nonce[12], const uint8_t
     return 0;
 }
 
+/* A stand-in for X25519 with the same algebra where it matters (DH(a, B) == DH(b, A) for
+ * B = base(b), A = base(a)) and a fraction of the cost: the fuzzer explores the state
+ * machines, not the curve.  Public = secret XOR a constant; shared = XOR of both secrets'
+ * images, which is symmetric. */
+static const uint8_t fake_base_mask[32] = {0x5a, 0x17, 0xc3, 0x88, 0x21, 0x9e, 0x44, 0x0b};
+static void fake_x25519_base(uint8_t pub[32], const uint8_t secret[32]) {
+    for (int i = 0; i < 32; i++) pub[i] = (uint8_t)(secret[i] ^ fake_base_mask[i]);
+}
+static int fake_x25519(uint8_t out[32], const uint8_t scalar[32], const uint8_t point[32]) {
+    uint8_t any = 0;
+    for (int i = 0; i < 32; i++) {
+        out[i] = (uint8_t)(scalar[i] ^ point[i] ^ fake_base_mask[i]);  /* = a ^ b: symmetric */
+        any |= out[i];
+    }
+    return any ? 0 : -1;
+}
+
 typedef struct side {
     pure_link *pl;
     void *mem;
@@ -102,6 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         table = *pure_link_crypto_null();
         table.name = "open-all";
         table.aead_init = open_all_init, table.aead_seal = open_all_seal, table.aead_open = open_all_open;
+        table.x25519 = fake_x25519, table.x25519_base = fake_x25519_base;
     }
     uint64_t now = 1000000;
     side_init(&a, 1, now);
