@@ -16,6 +16,7 @@
 
 typedef struct ll_stream {
     uint64_t run;
+    int handle;            /* the receiver's stream handle */
     int64_t next;          /* next record number expected */
     int64_t stored;        /* host's durable mark */
 } ll_stream;
@@ -28,6 +29,8 @@ typedef struct ll_node {
     pure_link_addr addr;
     uint8_t secret[32], pub[32];
     int answer;                      /* STREAM_OPEN answer: 0, -1 or -PURE_LINK_OTHER_SHAPE */
+    int hold_stored;                 /* 1: the host does not report records stored (yet) */
+    int hold_events;                 /* 1: the host does not drain its events (yet) */
     uint64_t input_appears_ns;       /* before this, answer -1 */
     ll_stream streams[LL_STREAMS];
     uint64_t records_delivered, duplicates, out_of_order, bytes_delivered;
@@ -132,7 +135,7 @@ static ll_stream *ll_stream_of(ll_node *d, uint64_t run) {
 static void ll_service(ll_net *n, int i) {
     ll_node *d = &n->node[i];
     pure_link_event ev;
-    while (pure_link_event_next(d->pl, &ev)) {
+    while (!d->hold_events && pure_link_event_next(d->pl, &ev)) {
         switch (ev.kind) {
         case PURE_LINK_EVENT_STREAM_OPEN: {
             d->stream_opens++;
@@ -144,13 +147,16 @@ static void ll_service(ll_net *n, int i) {
         }
         case PURE_LINK_EVENT_RECORD: {
             ll_stream *st = ll_stream_of(d, ev.run);
+            st->handle = ev.stream;
             if (ev.record < st->stored) d->duplicates++;
             else if (ev.record != st->next) d->out_of_order++;
             st->next = ev.record + 1;
             d->records_delivered++;
             d->bytes_delivered += ev.len + ev.len2;
-            st->stored = ev.record + 1;
-            pure_link_stored(d->pl, ev.stream, st->stored, n->now_ns);
+            if (!d->hold_stored) {
+                st->stored = ev.record + 1;
+                pure_link_stored(d->pl, ev.stream, st->stored, n->now_ns);
+            }
             break;
         }
         case PURE_LINK_EVENT_STORED: if (ev.sender >= 0 && ev.sender < 8) d->stored_seen[ev.sender] = ev.record; break;
@@ -229,6 +235,19 @@ static void ll_run(ll_net *n, uint64_t until_ns, int (*done)(ll_net *, void *), 
             ll_service(n, tick_node);
         }
     }
+}
+
+/* The host of node i catches up: every record handed over is now stored. */
+static inline void ll_store_all(ll_net *n, int i) {
+    ll_node *d = &n->node[i];
+    d->hold_stored = 0;
+    for (int k = 0; k < LL_STREAMS; k++) {
+        ll_stream *st = &d->streams[k];
+        if (st->run == 0 || st->next <= st->stored) continue;
+        st->stored = st->next;
+        pure_link_stored(d->pl, st->handle, st->stored, n->now_ns);
+    }
+    ll_service(n, i);
 }
 
 /* Opens a sender on node s towards node r and wires s's key at r. */

@@ -186,7 +186,67 @@ static void three_outputs_three_run_keys(void) {
     ll_free(&n);
 }
 
+/* The receiver holds at most unstored_records_most records handed over and not yet
+ * stored: a slow host pauses delivery (and the sender, through credit), loses nothing. */
+static void slow_host_pauses_delivery_at_the_unstored_bound(void) {
+    ll_net n;
+    ll_init(&n, 8, 5 * MS);
+    pure_link_config rc = {.unstored_records_most = 8};
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, &rc);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
+    int s = ll_link(&n, a, b, "out", "in", 7);
+    n.node[b].hold_stored = 1;
+    send_records(&n, a, s, 100, 100);
+    ll_run(&n, 1 * S, NULL, NULL);
+    CHECK_EQ_U(n.node[b].records_delivered, 8);   /* exactly the bound */
+    CHECK_EQ_U(n.node[a].stored_seen[0], 0);
+    ll_store_all(&n, b);
+    int64_t want = 100;
+    for (int round = 0; round < 100 && n.node[a].stored_seen[0] < want; round++) {
+        ll_run(&n, n.now_ns + 50 * MS, all_stored, &want);
+        ll_store_all(&n, b);
+    }
+    CHECK_EQ_U(n.node[a].stored_seen[0], 100);
+    CHECK_EQ_U(n.node[b].records_delivered, 100);
+    CHECK_EQ_U(n.node[b].duplicates, 0);
+    CHECK_EQ_U(n.node[b].out_of_order, 0);
+    ll_free(&n);
+}
+
+/* A host that stops draining its events: the bounded queue fills, delivery pauses, and
+ * when the host drains again every record comes, once, in order. */
+static void full_event_queue_loses_nothing(void) {
+    ll_net n;
+    ll_init(&n, 9, 5 * MS);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
+    int s = ll_link(&n, a, b, "out", "in", 7);
+    send_records(&n, a, s, 1, 61);
+    int64_t want = 1;
+    ll_run(&n, 1 * S, all_stored, &want);
+    CHECK_EQ_U(n.node[a].stored_seen[0], 1);
+    n.node[b].hold_events = 1;
+    uint8_t rec[61] = {0};
+    for (int i = 0; i < 3000; i++) CHECK(pure_link_send(n.node[a].pl, s, rec, sizeof rec, n.now_ns) == i + 1);
+    ll_run(&n, n.now_ns + 500 * MS, NULL, NULL);
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[b].pl, -1, &st) == 0);
+    fprintf(stderr, "  while the host was away: %llu records handed over into the event queue\n",
+            (unsigned long long)st.records_delivered);
+    CHECK(st.records_delivered <= 1 + 512);         /* the queue's bound */
+    n.node[b].hold_events = 0;
+    ll_service(&n, b);
+    want = 3001;
+    ll_run(&n, n.now_ns + 10 * S, all_stored, &want);
+    CHECK_EQ_U(n.node[a].stored_seen[0], 3001);
+    CHECK_EQ_U(n.node[b].records_delivered, 3001);
+    CHECK_EQ_U(n.node[b].duplicates, 0);
+    CHECK_EQ_U(n.node[b].out_of_order, 0);
+    ll_free(&n);
+}
+
 TEST_MAIN(TEST_CASE(small_transfer_in_epoch_1), TEST_CASE(lossy_jittery_transfer_exactly_once),
           TEST_CASE(record_most_in_one_go), TEST_CASE(refused_reasons_seven_times_in_90s),
           TEST_CASE(refused_until_input_appears), TEST_CASE(missing_input_two_packets_in_2_5s),
-          TEST_CASE(three_outputs_three_run_keys))
+          TEST_CASE(three_outputs_three_run_keys), TEST_CASE(slow_host_pauses_delivery_at_the_unstored_bound),
+          TEST_CASE(full_event_queue_loses_nothing))
