@@ -12,7 +12,7 @@
 #include "pure_link.h"
 
 #define LL_NODES 4
-#define LL_STREAMS 64
+#define LL_STREAMS 128
 
 typedef struct ll_stream {
     uint64_t run;

@@ -245,8 +245,49 @@ static void full_event_queue_loses_nothing(void) {
     ll_free(&n);
 }
 
+/* Run slots: at most 64 per peer while every run is alive; the 65th run of the same peer
+ * waits (its packets are dropped unanswered) until a run goes idle and gives up its slot. */
+static int sixty_five_stored(ll_net *n, void *arg) {
+    (void)arg;
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    pure_link_stats_get(n->node[0].pl, -1, &st);
+    return st.records_stored >= 65;
+}
+
+static void sixty_four_run_slots_per_peer(void) {
+    ll_net n;
+    ll_init(&n, 10, 2 * MS);
+    pure_link_config sc = {.senders_most = 65, .send_queue_bytes = PURE_LINK_RECORD_MOST + 64,
+                           .send_queue_records = 4, .packets_in_flight_most = 64};
+    pure_link_config rc = {.runs_most = 70, .idle_ns = 3 * S, .stream_buffer_bytes = PURE_LINK_RECORD_MOST + 8};
+    int a = ll_node_add(&n, &sc), b = ll_node_add(&n, &rc);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
+    for (int k = 0; k < 65; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "out%d", k);
+        CHECK(ll_link(&n, a, b, name, "in", 7) == k);
+        CHECK(pure_link_send(n.node[a].pl, k, "x", 1, n.now_ns) == 0);
+        ll_service(&n, a);  /* each run's first packet leaves in turn */
+        n.now_ns += 1 * MS;
+    }
+    ll_run(&n, n.now_ns + 1 * S, NULL, NULL);
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[b].pl, -1, &st) == 0);
+    fprintf(stderr, "  after 1 s: %llu streams opened, %llu packets without a slot\n",
+            (unsigned long long)n.node[b].stream_opens, (unsigned long long)st.dropped_no_slot);
+    CHECK_EQ_U(n.node[b].stream_opens, 64);
+    CHECK(st.dropped_no_slot >= 1);
+    CHECK_EQ_U(st.lost_notices_sent, 0);  /* an epoch-0 packet gets no LOST */
+    /* The 64 quiet runs go idle after 3 s; the 65th then takes the longest-quiet slot. */
+    ll_run(&n, n.now_ns + 30 * S, sixty_five_stored, NULL);
+    CHECK(sixty_five_stored(&n, NULL));
+    CHECK_EQ_U(n.node[b].records_delivered, 65);
+    CHECK_EQ_U(n.node[b].duplicates, 0);
+    ll_free(&n);
+}
+
 TEST_MAIN(TEST_CASE(small_transfer_in_epoch_1), TEST_CASE(lossy_jittery_transfer_exactly_once),
           TEST_CASE(record_most_in_one_go), TEST_CASE(refused_reasons_seven_times_in_90s),
           TEST_CASE(refused_until_input_appears), TEST_CASE(missing_input_two_packets_in_2_5s),
           TEST_CASE(three_outputs_three_run_keys), TEST_CASE(slow_host_pauses_delivery_at_the_unstored_bound),
-          TEST_CASE(full_event_queue_loses_nothing))
+          TEST_CASE(full_event_queue_loses_nothing), TEST_CASE(sixty_four_run_slots_per_peer))
