@@ -434,7 +434,47 @@ static void memo_torn_writes_old_or_new(void) {
     ll_free(&n);
 }
 
+/* LOST's size condition at its edge: a datagram of a wired key, for a run the receiver does
+ * not know, in epoch 1, draws a 40 B LOST only when it is at least 64 B long; and at most
+ * one LOST per 100 ms per peer. */
+static void lost_size_condition_and_rate_at_the_edge(void) {
+    ll_net n;
+    ll_init(&n, 19, 1 * MS);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    CHECK(ll_wire(&n, b, a, "*") >= 0);
+    uint32_t id = 0;
+    {   /* the sender's key id, from a real header */
+        CHECK(ll_link(&n, a, b, "out", "in", 7) == 0);
+        CHECK(pure_link_send(n.node[a].pl, 0, "x", 1, 0) == 0);
+        uint8_t buf[PURE_LINK_DATAGRAM_MOST];
+        pure_link_addr to;
+        CHECK(pure_link_pull(n.node[a].pl, buf, sizeof buf, &to, 0) > 0);
+        id = (uint32_t)buf[2] << 24 | (uint32_t)buf[3] << 16 | (uint32_t)buf[4] << 8 | buf[5];
+    }
+    uint8_t d[PURE_LINK_DATAGRAM_MOST] = {0};
+    d[0] = PURE_LINK_VERSION, d[1] = 0x01;  /* sender packet, 1 B packet number, epoch field 1 */
+    d[2] = (uint8_t)(id >> 24), d[3] = (uint8_t)(id >> 16), d[4] = (uint8_t)(id >> 8), d[5] = (uint8_t)id;
+    for (int i = 6; i < 14; i++) d[i] = (uint8_t)(0x40 + i);  /* a run the receiver never saw */
+    uint8_t out[PURE_LINK_DATAGRAM_MOST];
+    pure_link_addr to, from = n.node[a].addr;
+    uint64_t t = 1 * S;
+    CHECK(pure_link_receive(n.node[b].pl, &from, d, 63, t) == 0);
+    CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), 0);      /* 63 B: silence */
+    t += 200 * MS;
+    CHECK(pure_link_receive(n.node[b].pl, &from, d, 64, t) == 0);
+    int m = pure_link_pull(n.node[b].pl, out, sizeof out, &to, t);
+    CHECK_EQ_U(m, 40);                                                         /* 64 B: a 40 B LOST */
+    CHECK(out[1] & 0x80);                                                      /* a reply */
+    t += 50 * MS;
+    CHECK(pure_link_receive(n.node[b].pl, &from, d, 1000, t) == 0);
+    CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), 0);      /* 50 ms later: rate */
+    t += 100 * MS;
+    CHECK(pure_link_receive(n.node[b].pl, &from, d, 1000, t) == 0);
+    CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), 40);     /* 150 ms later: again */
+    ll_free(&n);
+}
+
 TEST_MAIN(TEST_CASE(memo_restart_no_lost_no_x25519), TEST_CASE(no_memo_lost_recovery_no_nonce_reuse),
           TEST_CASE(replay_after_restart_delivers_nothing), TEST_CASE(address_change_mid_transfer),
           TEST_CASE(spoofed_address_never_validated), TEST_CASE(epoch_change_mid_transfer),
-          TEST_CASE(memo_torn_writes_old_or_new))
+          TEST_CASE(memo_torn_writes_old_or_new), TEST_CASE(lost_size_condition_and_rate_at_the_edge))
