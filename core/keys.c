@@ -113,7 +113,14 @@ void pl_reply_key(pl_packet_key *k, const uint8_t e[32], const uint8_t receiver_
 
 void pl_nonce(uint8_t nonce[12], const uint8_t iv[12], uint64_t pn) {
     assert(nonce != NULL && iv != NULL);
-    /* Per packet on both sides: the first 4 bytes are the iv's, the last 8 take the pn. */
+    /* Per packet on both sides: the first 4 bytes are the iv's, the last 8 take the pn
+     * (big-endian), XORed as one 64-bit word. */
+    uint8_t be[8];
+    for (unsigned i = 0; i < 8; i++) be[i] = (uint8_t)(pn >> (56 - 8 * i));
+    uint64_t x, y;
+    memcpy(&x, iv + 4, 8);
+    memcpy(&y, be, 8);
+    x ^= y;
     memcpy(nonce, iv, 4);
-    for (unsigned i = 0; i < 8; i++) nonce[4 + i] = (uint8_t)(iv[4 + i] ^ (uint8_t)(pn >> (56 - 8 * i)));
+    memcpy(nonce + 4, &x, 8);
 }
