@@ -42,7 +42,6 @@
 #define PL_COPY_GAP_NS_MOST     (20 * PL_NS_PER_MS)  /* within these bounds */
 #define PL_OFFERS_PER_S         4u     /* X25519 for authenticated OFFERs, per peer */
 #define PL_LOST_GAP_NS          (100 * PL_NS_PER_MS) /* LOST notices per (peer) at most this often */
-#define PL_LOST_TRIGGER_MOST_MIN 64u   /* a LOST answers only datagrams at least this large */
 #define PL_ACK_EVERY            2u     /* ack-eliciting packets before an immediate ACK */
 #define PL_ACK_DELAY_NS_PEER    (25 * PL_NS_PER_MS)  /* spec: a receiver ACKs within 25 ms */
 #define PL_LOST_TRIGGER_LEAST   64u    /* spec: LOST answers only datagrams of >= 64 B */
@@ -102,7 +101,6 @@ typedef struct pl_sent {
     uint64_t off, len;       /* record-stream range carried ([off, off+len)); len 0: none */
     uint32_t bytes;          /* datagram bytes (for congestion control) */
     uint8_t state;
-    uint8_t eliciting;
     uint8_t has_stream, has_offer, has_response, trial, app_limited, is_copy;
     uint32_t episode;        /* LOST: the congestion episode its loss counted in */
     /* Delivery-rate state when it left (draft-cheng-iccrg-delivery-rate-estimation). */
@@ -242,8 +240,7 @@ typedef struct pl_run {
     uint8_t refused_notice_pending;
     char source[PURE_LINK_NAME_MOST + 1], input[PURE_LINK_NAME_MOST + 1];
     uint64_t shape;
-    uint64_t base_record, base_off;        /* from STREAM: first record the sender holds */
-    uint8_t base_known;
+    uint64_t base_record;                  /* from STREAM: first record the sender holds */
     uint64_t host_mark;                    /* records below this the host already stored */
     uint64_t deliver_off, deliver_record;  /* next record to hand over */
     uint64_t stored_off, stored_record;    /* host's durable mark */

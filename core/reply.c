@@ -254,8 +254,9 @@ void pl_sender_emit(pure_link *pl, pl_sender *s) {
 /* ---- Opening a reply ---- */
 
 /* Finds (or derives, for a new reply run) the reply key of the header's epoch and opens
- * the packet in place.  Returns the payload length, or -1. */
-static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl, uint8_t *pkt, size_t len,
+ * the caller's datagram into pkt (the AEAD writes only an authentic plaintext, so a failed
+ * try leaves nothing behind).  Returns the payload length, or -1. */
+static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl, const uint8_t *data, uint8_t *pkt, size_t len,
                       uint64_t pn) {
     for (int i = 0; i < 2; i++) {
         pl_epoch_keys *k = &s->keys[i];
@@ -263,7 +264,7 @@ static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl
         uint8_t nonce[12];
         if (k->reply_run == h->reply_run && k->reply_valid) {
             pl_nonce(nonce, k->reply_iv, pn);
-            if (pl->crypto->aead_open(k->reply_ctx, nonce, pkt, hl, pkt + hl, len - hl, pkt + hl) == 0)
+            if (pl->crypto->aead_open(k->reply_ctx, nonce, data, hl, data + hl, len - hl, pkt + hl) == 0)
                 return (int)(len - hl - PURE_LINK_TAG_BYTES);
             continue;
         }
@@ -276,7 +277,7 @@ static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl
         pl_reply_key(&pk, k->secret, s->wiring.receiver_public, pl->static_public, s->run, h->reply_run, k->epoch);
         pl_aead_key(pl, ctx, iv, &pk);
         pl_nonce(nonce, iv, pn);
-        int ok = pl->crypto->aead_open(ctx, nonce, pkt, hl, pkt + hl, len - hl, pkt + hl) == 0;
+        int ok = pl->crypto->aead_open(ctx, nonce, data, hl, data + hl, len - hl, pkt + hl) == 0;
         if (ok) {
             pl_aead_key(pl, k->reply_ctx, k->reply_iv, &pk);
             k->reply_run = h->reply_run;
@@ -291,11 +292,10 @@ static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl
 int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, const uint8_t *data,
                        size_t len, uint64_t now_ns) {
     (void)from;  /* replies may come from anywhere: only authentication counts */
-    uint8_t pkt[PURE_LINK_DATAGRAM_MOST];
+    uint8_t pkt[PURE_LINK_DATAGRAM_MOST];  /* plaintext; the datagram is not copied first */
     if (len > sizeof pkt) { pl->stats.dropped_bad_header++; return 0; }
-    memcpy(pkt, data, len);
     pl_header h;
-    int hl = pl_header_decode(&h, pkt, len);
+    int hl = pl_header_decode(&h, data, len);
     assert(hl > 0);
     /* Reply packet numbers count per reply run: a restarted receiver (or a LOST, which
      * has a reply run of its own) starts again at 0 and gets a window of its own. */
@@ -303,7 +303,7 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, 
     uint64_t largest = same_run ? s->largest_reply_pn : PL_NONE;
     uint64_t pn = pl_pn_decode(largest, h.pn_truncated, h.pn_len);
     if (same_run && !pl_replay_check(s->reply_window, largest, pn)) { pl->stats.dropped_replay++; return 0; }
-    int n = open_reply(pl, s, &h, (size_t)hl, pkt, len, pn);
+    int n = open_reply(pl, s, &h, (size_t)hl, data, pkt, len, pn);
     if (n < 0) { pl->stats.dropped_auth++; return 0; }
     pl_frame frames[PL_FRAMES_MOST];
     int count = pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 1);

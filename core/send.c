@@ -30,10 +30,7 @@ static int pick_records(pl_sender *s, uint64_t room, plan *p) {
     return 0;
 }
 
-static size_t header_bytes(const pl_sender *s, unsigned pn_len) {
-    (void)s;
-    return PL_HEADER_SENDER_FIXED + pn_len;
-}
+static size_t header_bytes(unsigned pn_len) { return PL_HEADER_SENDER_FIXED + pn_len; }
 
 static void stream_frame(const pl_sender *s, pl_frame *f) {
     memset(f, 0, sizeof *f);
@@ -96,7 +93,7 @@ static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, 
     memset(p, 0, sizeof *p);
     p->offer = s->offer_epoch != 0 && (s->offers_in_flight == 0 || probe);
     p->response = s->response_pending && s->responses_in_flight == 0;
-    size_t room_all = PURE_LINK_DATAGRAM_MOST - header_bytes(s, pn_len) - PURE_LINK_TAG_BYTES;
+    size_t room_all = PURE_LINK_DATAGRAM_MOST - header_bytes(pn_len) - PURE_LINK_TAG_BYTES;
     if (s->refused) {
         if (!s->trial_due) return 0;
         p->trial = 1;
@@ -190,7 +187,6 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
     e->len = p->len;
     e->bytes = (uint32_t)bytes;
     e->state = PL_SENT_FLIGHT;
-    e->eliciting = 1;
     e->has_stream = p->stream;
     e->has_offer = p->offer;
     e->has_response = p->response;
@@ -250,39 +246,41 @@ static int sent_slot_free(const pl_sender *s) {
     return e->state != PL_SENT_FLIGHT;
 }
 
-int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns) {
-    int probe = s->probes_due > 0;
-    s->pace_wait_ns = PL_NONE;
-    if (!sent_slot_free(s)) {
-        copies_drop_due(s, now_ns);
-        return 0;
-    }
-    uint64_t pn = s->pn_next;
-    /* A probe carries the whole low 32 bits: the receiver may have restarted (from its
-     * memo, or after LOST) and then decodes packet numbers with nothing to go by. */
-    unsigned pn_len = probe ? PL_PN_LEN_MOST : pl_pn_len_for(pn, s->pn_anchor);
-    plan p;
-    if (!plan_next(s, now_ns, pn_len, probe, &p)) {
+/* May a datagram go now, and with what?  1: yes, *p planned; 0: held by pacing (its wait
+ * becomes a deadline); -1: not now (no slot, nothing to send, window full). */
+static int ready(pl_sender *s, uint64_t now_ns, int probe, unsigned pn_len, plan *p) {
+    if (!sent_slot_free(s)) return -1;
+    if (!plan_next(s, now_ns, pn_len, probe, p)) {
         /* Nothing to send with room in the window: rate samples until this flight is
          * delivered say less than the path can do. */
         if (!s->refused && s->bytes_in_flight < pl_cc_cwnd(&s->cc)) {
             uint64_t mark = s->delivered + s->bytes_in_flight;
             s->app_limited_mark = mark > 0 ? mark : 1;
         }
-        copies_drop_due(s, now_ns);
+        return -1;
+    }
+    if (probe || p->trial) return 1;  /* probes and trials go past window and pacing */
+    if (s->bytes_in_flight + PURE_LINK_DATAGRAM_MOST > pl_cc_cwnd(&s->cc)) return -1;
+    uint64_t at_ns = pl_pacer_next_send_ns(&s->pacer, now_ns, PURE_LINK_DATAGRAM_MOST);
+    if (at_ns > now_ns) {
+        s->pace_wait_ns = at_ns;
         return 0;
     }
-    if (!probe && !p.trial) {
-        /* The window first; then pacing, whose wait becomes a deadline. */
-        if (s->bytes_in_flight + PURE_LINK_DATAGRAM_MOST > pl_cc_cwnd(&s->cc)) {
-            copies_drop_due(s, now_ns);
-            return 0;
-        }
-        uint64_t at_ns = pl_pacer_next_send_ns(&s->pacer, now_ns, PURE_LINK_DATAGRAM_MOST);
-        if (at_ns > now_ns) {
-            s->pace_wait_ns = at_ns;
-            return 0;
-        }
+    return 1;
+}
+
+int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns) {
+    int probe = s->probes_due > 0;
+    s->pace_wait_ns = PL_NONE;
+    uint64_t pn = s->pn_next;
+    /* A probe carries the whole low 32 bits: the receiver may have restarted (from its
+     * memo, or after LOST) and then decodes packet numbers with nothing to go by. */
+    unsigned pn_len = probe ? PL_PN_LEN_MOST : pl_pn_len_for(pn, s->pn_anchor);
+    plan p;
+    int go = ready(s, now_ns, probe, pn_len, &p);
+    if (go <= 0) {
+        if (go < 0) copies_drop_due(s, now_ns);  /* only pacing keeps a due copy waiting */
+        return 0;
     }
 
     pl_header h;
@@ -294,7 +292,7 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
     h.run = s->run;
     h.pn_truncated = pl_pn_truncate(pn, pn_len);
     size_t at = pl_header_encode(buf, cap, &h);
-    assert(at == header_bytes(s, pn_len));
+    assert(at == header_bytes(pn_len));
     size_t head = at;
     encode_frames(s, &p, buf, &at, cap - PURE_LINK_TAG_BYTES);
     encode_records(s, &p, buf, &at);

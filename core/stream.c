@@ -109,7 +109,6 @@ static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, uint64_t now_
     r->input[f->stream.input_len] = 0;
     r->shape = f->stream.shape;
     r->base_record = f->stream.base_record;
-    r->base_off = f->stream.base_offset;
     r->deliver_record = r->stored_record = f->stream.base_record;
     r->deliver_off = r->stored_off = f->stream.base_offset;
     r->delivered_bytes = r->delivered_records = 0;
