@@ -1,0 +1,85 @@
+/* pl_store.h: the receiver host's durable side, for the shims and the tool.
+ *
+ * A store keeps, for each input, an append-only record file per stream (one sender key and
+ * one source name) with an index that survives a crash, and the memo file of the endpoint.
+ * It answers the receiver's STREAM_OPEN, RECORD and MEMO_WRITE events and makes their
+ * bytes durable by group commit: one fdatasync per file covers every record that arrived
+ * while the previous commit ran, and pure_link_stored() / pure_link_memo_written() are
+ * called only after that fdatasync returned.  After a crash, the store tells the core each
+ * run's stored mark, so nothing stored is delivered twice and nothing is lost.
+ *
+ * Ownership: the store allocates its own memory (the shims may) and owns its file
+ * descriptors; it keeps no pointer into events or config past the call that passed them.
+ * Threads: every call but the fdatasync of a batch's descriptors runs on one thread; a
+ * driver may run those fdatasync calls on another thread or as io_uring operations. */
+#ifndef PL_STORE_H
+#define PL_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pure_link.h"
+
+#define PL_STORE_INPUTS_MOST 256u     /* inputs one store serves */
+#define PL_STORE_BATCH_FDS_MOST 1024u /* descriptors one commit batch may name */
+
+typedef struct pl_store_input {
+    const char *name;  /* input name, 1..PURE_LINK_NAME_MOST bytes */
+    uint64_t shape;    /* the shape id senders must announce */
+    const char *dir;   /* directory of this input's record files (created if missing) */
+} pl_store_input;
+
+typedef struct pl_store_config {
+    const pl_store_input *inputs;
+    size_t inputs_len;           /* 1..PL_STORE_INPUTS_MOST */
+    const char *memo_path;       /* the memo file; NULL keeps no memo */
+    size_t memo_bytes;           /* pure_link_memo_size() of the endpoint's config */
+} pl_store_config;
+
+typedef struct pl_store pl_store;
+
+/* Opens the store: creates missing directories, recovers each stream file to its last
+ * durable record (a torn tail is cut off), and reads the memo.  Returns 0, or a negative
+ * errno with one line in err (NUL-terminated) naming the path and the cause. */
+int pl_store_open(pl_store **out, const pl_store_config *config, char *err, size_t err_len);
+/* Closes every file; the caller commits first if it wants the last records durable. */
+void pl_store_close(pl_store *s);
+
+/* The memo bytes read at open (NULL, 0 when there is none yet): pass them to
+ * pure_link_memo_load() before the first datagram.  Valid until pl_store_close(). */
+const uint8_t *pl_store_memo(const pl_store *s, size_t *len);
+
+/* Tells the store which public key the endpoint's peer index names (pure_link_wire_peer's
+ * return value); call once per wired peer before any event. */
+int pl_store_peer(pl_store *s, int peer, const uint8_t peer_public[32]);
+
+/* Handles one event: STREAM_OPEN is answered at once (pure_link_stream_answer with the
+ * durable stored mark, or a refusal when the input or shape does not match); RECORD is
+ * appended (not yet durable); MEMO_WRITE is written (not yet durable).  Other kinds are
+ * ignored.  Returns 0, or a negative errno with one line in err; the caller must then stop
+ * (a full disk, an I/O error): nothing half-written is claimed stored. */
+int pl_store_event(pl_store *s, pure_link *pl, const pure_link_event *ev, uint64_t now_ns, char *err,
+                   size_t err_len);
+
+/* Group commit, in two halves so that a driver can fdatasync off its network thread.
+ * pl_store_pending(): 1 when bytes wait for a commit.
+ * pl_store_commit_begin(): closes the current batch and fills fds (at most fds_most) with
+ * the descriptors to fdatasync; returns their count (0: nothing to commit).  Events handled
+ * after it belong to the next batch.  At most one batch is open at a time.
+ * pl_store_commit_end(): result is 0 when every fdatasync of the batch returned 0, else a
+ * negative errno; on success it calls pure_link_stored() and pure_link_memo_written() for
+ * everything the batch covered.  Returns 0 or the error (with one line in err).
+ * pl_store_commit(): both halves with the fdatasync calls in between, on this thread. */
+int pl_store_pending(const pl_store *s);
+int pl_store_commit_begin(pl_store *s, int *fds, size_t fds_most);
+int pl_store_commit_end(pl_store *s, pure_link *pl, int result, uint64_t now_ns, char *err, size_t err_len);
+int pl_store_commit(pl_store *s, pure_link *pl, uint64_t now_ns, char *err, size_t err_len);
+
+/* Totals for exit statistics. */
+typedef struct pl_store_stats {
+    uint64_t records_appended, records_durable, bytes_durable;
+    uint64_t commits, fdatasyncs, streams_refused;
+} pl_store_stats;
+void pl_store_stats_get(const pl_store *s, pl_store_stats *out);
+
+#endif
