@@ -15,7 +15,7 @@ B            := build
 WARN     := -Wall -Wextra -Wshadow -Wvla -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 CORE_CFLAGS := -std=c11 $(WARN) -Werror -fPIC -fvisibility=hidden $(CFLAGS) -Icore
-TOOL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -Icore -Isim -Itests
+TOOL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -Icore -Isim -Itests -Ishims
 LIBS     := -lsodium -lmbedcrypto -lm
 
 CORE_SRC := $(wildcard core/*.c)
@@ -24,6 +24,7 @@ SIM_SRC  := $(filter-out sim/main.c,$(wildcard sim/*.c))
 SIM_OBJ  := $(SIM_SRC:%.c=$(B)/%.o)
 SHIM_SRC := $(filter-out shims/main.c shims/example_%.c,$(wildcard shims/*.c))
 SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/%.o)
+SHIM_A   := $(B)/libpurelinkshim.a
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 BENCH_SRC := $(wildcard tests/bench/bench_*.c)
@@ -67,6 +68,10 @@ $(LIB_SO): $(CORE_OBJ)
 	@ln -sf libpurelink.so.$(VERSION) $(B)/libpurelink.so.$(SOVERSION)
 	@ln -sf libpurelink.so.$(SOVERSION) $(B)/libpurelink.so
 
+$(SHIM_A): $(SHIM_OBJ)
+	@rm -f $@
+	@ar rcs $@ $^
+
 $(SIM_A): $(SIM_OBJ)
 	@rm -f $@
 	@ar rcs $@ $^
@@ -75,14 +80,14 @@ $(SIM_BIN): sim/main.c $(SIM_A) $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ sim/main.c $(SIM_A) $(LIB_A) $(LIBS)
 
-$(B)/pure-link: shims/main.c $(SHIM_OBJ) $(LIB_A) $(HEADERS)
+$(B)/pure-link: shims/main.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -o $@ shims/main.c $(SHIM_OBJ) $(LIB_A) $(LIBS) -luring
+	@$(CC) $(TOOL_CFLAGS) -o $@ shims/main.c $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -luring -lpthread
 
-$(B)/tests/%: tests/unit/%.c $(SIM_A) $(LIB_A) $(HEADERS)
+$(B)/tests/%: tests/unit/%.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(SIM_A) $(LIB_A) $(LIBS) -ldl
+	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread
 
 $(B)/interop_sender: tests/interop/drive_sender.c $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"

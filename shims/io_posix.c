@@ -1,0 +1,449 @@
+/* io_posix.c: the POSIX I/O backend (pl_io.h): epoll, recvmmsg/sendmmsg, UDP GSO and GRO
+ * where the kernel has them, and a sync thread that runs fdatasync so that a slow disk
+ * never stalls the network. */
+#define _GNU_SOURCE
+#include "pl_io.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define GRO_BUFFER_BYTES 65536u  /* one GRO message: up to 64 KiB of segments */
+#define PLAIN_BUFFER_BYTES 2048u /* one datagram without GRO (> PURE_LINK_DATAGRAM_MOST) */
+#define GSO_BYTES_MOST 65000u    /* payload of one UDP_SEGMENT send (< 65507) */
+#define SOCKET_BUFFER_BYTES (4 << 20)
+
+enum { TAG_SOCKET = 1, TAG_SYNC = 2, TAG_WATCHED = 3 };
+
+typedef struct sync_thread {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int started, quit, busy, done, result;
+    int fds[PL_IO_SYNC_FDS_MOST];
+    size_t fds_len;
+    int eventfd;
+} sync_thread;
+
+typedef struct posix_io {
+    pl_io io;                       /* first: the pl_io the caller sees */
+    int fd, epfd, watched, out_armed;
+    const sigset_t *wait_mask;
+    /* receive */
+    uint8_t *recv_buf;
+    size_t recv_buf_each;
+    struct mmsghdr recv_msgs[PL_IO_RECV_MESSAGES_MOST];
+    struct iovec recv_iov[PL_IO_RECV_MESSAGES_MOST];
+    struct sockaddr_storage recv_names[PL_IO_RECV_MESSAGES_MOST];
+    char recv_ctl[PL_IO_RECV_MESSAGES_MOST][CMSG_SPACE(sizeof(int))];
+    pl_dgram dgrams[PL_IO_DGRAMS_MOST];
+    /* send: datagrams packed back to back, so that a run of equal ones is one GSO buffer */
+    uint8_t send_buf[PL_IO_SEND_MOST * PURE_LINK_DATAGRAM_MOST];
+    size_t send_off[PL_IO_SEND_MOST + 1], send_len[PL_IO_SEND_MOST];
+    pure_link_addr send_to[PL_IO_SEND_MOST];
+    size_t send_count, send_done;
+    sync_thread sync;
+} posix_io;
+
+/* ---- the sync thread ---- */
+
+static void *sync_main(void *arg) {
+    sync_thread *t = arg;
+    pthread_mutex_lock(&t->lock);
+    for (;;) {
+        while (!t->quit && !t->busy) pthread_cond_wait(&t->wake, &t->lock);
+        if (t->quit) break;
+        size_t n = t->fds_len;
+        int fds[PL_IO_SYNC_FDS_MOST];
+        memcpy(fds, t->fds, n * sizeof *fds);
+        pthread_mutex_unlock(&t->lock);
+        int result = 0;
+        for (size_t i = 0; i < n; i++)
+            if (fdatasync(fds[i]) != 0 && result == 0) result = -errno;
+        pthread_mutex_lock(&t->lock);
+        t->busy = 0, t->done = 1, t->result = result;
+        uint64_t one = 1;
+        if (write(t->eventfd, &one, sizeof one) != sizeof one) { /* the counter cannot overflow */ }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
+}
+
+static int io_sync_start(pl_io *io, const int *fds, size_t n) {
+    posix_io *p = (posix_io *)io;
+    sync_thread *t = &p->sync;
+    if (n > PL_IO_SYNC_FDS_MOST) return -EINVAL;
+    if (!t->started) {
+        if (pthread_create(&t->thread, NULL, sync_main, t) != 0) return -EAGAIN;
+        t->started = 1;
+    }
+    pthread_mutex_lock(&t->lock);
+    int busy = t->busy || t->done;
+    if (!busy) {
+        memcpy(t->fds, fds, n * sizeof *fds);
+        t->fds_len = n, t->busy = 1;
+        pthread_cond_signal(&t->wake);
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (busy) return -EBUSY;
+    io->stats.syncs++;
+    return 0;
+}
+
+static int io_sync_result(pl_io *io, int *result) {
+    posix_io *p = (posix_io *)io;
+    sync_thread *t = &p->sync;
+    pthread_mutex_lock(&t->lock);
+    int done = t->done;
+    if (done) {
+        *result = t->result;
+        t->done = 0;
+        uint64_t v;
+        if (read(t->eventfd, &v, sizeof v) < 0) { /* already drained */ }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return done;
+}
+
+/* ---- receive ---- */
+
+static void recv_prepare(posix_io *p) {
+    for (size_t i = 0; i < PL_IO_RECV_MESSAGES_MOST; i++) {
+        p->recv_iov[i].iov_base = p->recv_buf + i * p->recv_buf_each;
+        p->recv_iov[i].iov_len = p->recv_buf_each;
+        struct msghdr *h = &p->recv_msgs[i].msg_hdr;
+        h->msg_name = &p->recv_names[i];
+        h->msg_namelen = sizeof p->recv_names[i];
+        h->msg_iov = &p->recv_iov[i];
+        h->msg_iovlen = 1;
+        h->msg_control = p->io.gro ? p->recv_ctl[i] : NULL;
+        h->msg_controllen = p->io.gro ? sizeof p->recv_ctl[i] : 0;
+        h->msg_flags = 0;
+    }
+}
+
+/* The segment size of a GRO message, or 0 when it is one datagram. */
+static size_t gro_segment(const struct msghdr *h) {
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR((struct msghdr *)h, c))
+        if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+            int seg;
+            memcpy(&seg, CMSG_DATA(c), sizeof seg);
+            return seg > 0 ? (size_t)seg : 0;
+        }
+    return 0;
+}
+
+static int io_recv(pl_io *io, const pl_dgram **out) {
+    posix_io *p = (posix_io *)io;
+    recv_prepare(p);
+    int n = recvmmsg(p->fd, p->recv_msgs, PL_IO_RECV_MESSAGES_MOST, MSG_DONTWAIT, NULL);
+    io->stats.recv_calls++;
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+    size_t count = 0;
+    for (int i = 0; i < n; i++) {
+        const struct msghdr *h = &p->recv_msgs[i].msg_hdr;
+        size_t len = p->recv_msgs[i].msg_len;
+        if (h->msg_flags & MSG_TRUNC) { io->stats.recv_truncated++; continue; }
+        pure_link_addr from;
+        if (pl_addr_from_sockaddr((const struct sockaddr *)h->msg_name, &from) != 0) continue;
+        size_t seg = io->gro ? gro_segment(h) : 0;
+        if (seg == 0 || seg >= len) seg = len;
+        else io->stats.gro_batches++;
+        const uint8_t *base = p->recv_iov[i].iov_base;
+        for (size_t at = 0; at < len && count < PL_IO_DGRAMS_MOST; at += seg) {
+            pl_dgram *d = &p->dgrams[count++];
+            d->from = from;
+            d->data = base + at;
+            d->len = len - at < seg ? len - at : seg;
+            io->stats.datagrams_in++;
+            io->stats.bytes_in += d->len;
+        }
+    }
+    *out = p->dgrams;
+    return (int)count;
+}
+
+/* ---- send ---- */
+
+static uint8_t *io_slot(pl_io *io, pure_link_addr **to) {
+    posix_io *p = (posix_io *)io;
+    if (p->send_count == PL_IO_SEND_MOST) return NULL;
+    *to = &p->send_to[p->send_count];
+    return p->send_buf + p->send_off[p->send_count];
+}
+
+static void io_push(pl_io *io, size_t len) {
+    posix_io *p = (posix_io *)io;
+    if (len == 0) return;
+    size_t i = p->send_count++;
+    p->send_len[i] = len;
+    p->send_off[i + 1] = p->send_off[i] + len;
+}
+
+static int same_addr(const pure_link_addr *a, const pure_link_addr *b) {
+    return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
+}
+
+/* How many datagrams from `first` make one message: with GSO, a run to one address whose
+ * datagrams all have the first one's length (the last may be shorter). */
+static size_t group_of(const posix_io *p, size_t first) {
+    if (!p->io.gso) return 1;
+    size_t seg = p->send_len[first], bytes = seg, n = 1;
+    while (first + n < p->send_count && n < PL_IO_GSO_SEGMENTS_MOST) {
+        size_t k = first + n, len = p->send_len[k];
+        if (len > seg || bytes + len > GSO_BYTES_MOST || !same_addr(&p->send_to[k], &p->send_to[first])) break;
+        bytes += len, n++;
+        if (len < seg) break;
+    }
+    return n;
+}
+
+static void send_reset(posix_io *p) {
+    p->send_count = p->send_done = 0;
+    p->send_off[0] = 0;
+}
+
+/* One sendmmsg over the groups from send_done; returns datagrams sent or -errno. */
+static int send_some(posix_io *p) {
+    struct mmsghdr msgs[PL_IO_SEND_MOST];
+    struct iovec iov[PL_IO_SEND_MOST];
+    char ctl[PL_IO_SEND_MOST][CMSG_SPACE(sizeof(uint16_t))];
+    size_t groups[PL_IO_SEND_MOST], m = 0;
+    memset(msgs, 0, sizeof msgs);
+    for (size_t i = p->send_done; i < p->send_count; m++) {
+        size_t n = group_of(p, i);
+        groups[m] = n;
+        iov[m].iov_base = p->send_buf + p->send_off[i];
+        iov[m].iov_len = p->send_off[i + n] - p->send_off[i];
+        struct msghdr *h = &msgs[m].msg_hdr;
+        h->msg_name = p->send_to[i].bytes;
+        h->msg_namelen = p->send_to[i].len;
+        h->msg_iov = &iov[m];
+        h->msg_iovlen = 1;
+        if (n > 1) {
+            h->msg_control = ctl[m];
+            h->msg_controllen = sizeof ctl[m];
+            struct cmsghdr *c = CMSG_FIRSTHDR(h);
+            c->cmsg_level = IPPROTO_UDP, c->cmsg_type = UDP_SEGMENT, c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+            uint16_t seg = (uint16_t)p->send_len[i];
+            memcpy(CMSG_DATA(c), &seg, sizeof seg);
+        }
+        i += n;
+    }
+    int r = sendmmsg(p->fd, msgs, (unsigned)m, MSG_DONTWAIT);
+    p->io.stats.send_calls++;
+    if (r < 0) return -errno;
+    size_t sent = 0;
+    for (int g = 0; g < r; g++) {
+        sent += groups[g];
+        if (groups[g] > 1) p->io.stats.gso_batches++;
+    }
+    return (int)sent;
+}
+
+static int io_flush(pl_io *io) {
+    posix_io *p = (posix_io *)io;
+    int last_error = 0;
+    while (p->send_done < p->send_count) {
+        int r = send_some(p);
+        if (r > 0) {
+            for (size_t i = p->send_done; i < p->send_done + (size_t)r; i++) io->stats.bytes_out += p->send_len[i];
+            io->stats.datagrams_out += (uint64_t)r;
+            p->send_done += (size_t)r;
+            continue;
+        }
+        if (r == 0 || r == -EAGAIN || r == -EWOULDBLOCK || r == -ENOBUFS) {
+            io->stats.send_full++;
+            return -EAGAIN;
+        }
+        if (r == -EINTR) continue;
+        if (io->gso && (r == -EIO || r == -EINVAL || r == -EOPNOTSUPP)) {
+            io->gso = 0; /* the path cannot segment (no checksum offload): one per message */
+            continue;
+        }
+        /* Refused for good (no route, a message too big): drop the first group and go on. */
+        last_error = r;
+        size_t n = group_of(p, p->send_done);
+        io->stats.send_dropped += n;
+        p->send_done += n;
+    }
+    send_reset(p);
+    return last_error;
+}
+
+/* ---- waiting ---- */
+
+static int arm_out(posix_io *p, int want_write) {
+    if (want_write == p->out_armed) return 0;
+    struct epoll_event ev = {.events = EPOLLIN | (want_write ? EPOLLOUT : 0), .data.u32 = TAG_SOCKET};
+    if (epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->fd, &ev) != 0) return -errno;
+    p->out_armed = want_write;
+    return 0;
+}
+
+static int io_wait(pl_io *io, uint64_t deadline_ns, int want_write) {
+    posix_io *p = (posix_io *)io;
+    int r = arm_out(p, want_write);
+    if (r != 0) return r;
+    struct timespec ts, *tp = NULL;
+    if (deadline_ns != UINT64_MAX) {
+        uint64_t now = pl_now_ns(), left = deadline_ns > now ? deadline_ns - now : 0;
+        ts.tv_sec = (time_t)(left / 1000000000u), ts.tv_nsec = (long)(left % 1000000000u);
+        tp = &ts;
+    }
+    struct epoll_event evs[4];
+    io->stats.wait_calls++;
+    int n = epoll_pwait2(p->epfd, evs, 4, tp, p->wait_mask);
+    if (n < 0) return errno == EINTR ? PL_IO_INTERRUPTED : -errno;
+    int bits = 0;
+    for (int i = 0; i < n; i++) {
+        if (evs[i].data.u32 == TAG_SOCKET) {
+            if (evs[i].events & (EPOLLIN | EPOLLERR)) bits |= PL_IO_READABLE;
+            if (evs[i].events & EPOLLOUT) bits |= PL_IO_WRITABLE;
+        } else if (evs[i].data.u32 == TAG_SYNC) {
+            bits |= PL_IO_SYNCED;
+        } else {
+            bits |= PL_IO_WATCHED;
+        }
+    }
+    return bits;
+}
+
+static int io_watch(pl_io *io, int fd) {
+    posix_io *p = (posix_io *)io;
+    if (p->watched >= 0) epoll_ctl(p->epfd, EPOLL_CTL_DEL, p->watched, NULL);
+    p->watched = -1;
+    if (fd < 0) return 0;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = TAG_WATCHED};
+    if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) return -errno;
+    p->watched = fd;
+    return 0;
+}
+
+static int io_local(pl_io *io, pure_link_addr *out) {
+    posix_io *p = (posix_io *)io;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(p->fd, (struct sockaddr *)&ss, &len) != 0) return -errno;
+    return pl_addr_from_sockaddr((struct sockaddr *)&ss, out) == 0 ? 0 : -EAFNOSUPPORT;
+}
+
+static void io_close(pl_io *io) {
+    posix_io *p = (posix_io *)io;
+    if (p == NULL) return;
+    if (p->sync.started) {
+        pthread_mutex_lock(&p->sync.lock);
+        p->sync.quit = 1;
+        pthread_cond_signal(&p->sync.wake);
+        pthread_mutex_unlock(&p->sync.lock);
+        pthread_join(p->sync.thread, NULL);
+    }
+    pthread_mutex_destroy(&p->sync.lock);
+    pthread_cond_destroy(&p->sync.wake);
+    if (p->sync.eventfd >= 0) close(p->sync.eventfd);
+    if (p->epfd >= 0) close(p->epfd);
+    if (p->fd >= 0) close(p->fd);
+    free(p->recv_buf);
+    free(p);
+}
+
+static const pl_io_ops posix_ops = {
+    .name = "posix",
+    .recv = io_recv,
+    .slot = io_slot,
+    .push = io_push,
+    .flush = io_flush,
+    .wait = io_wait,
+    .watch = io_watch,
+    .sync_start = io_sync_start,
+    .sync_result = io_sync_result,
+    .local = io_local,
+    .close = io_close,
+};
+
+/* ---- opening ---- */
+
+static void set_buffer(int fd, int force, int plain, int bytes) {
+    /* As root the FORCE variant passes net.core.[rw]mem_max; otherwise take what we get. */
+    if (setsockopt(fd, SOL_SOCKET, force, &bytes, sizeof bytes) != 0)
+        setsockopt(fd, SOL_SOCKET, plain, &bytes, sizeof bytes);
+}
+
+int pl_udp_open(const pl_io_options *o, int *out_fd, int *gro, char *err, size_t err_len) {
+    char where[64];
+    sa_family_t family;
+    memcpy(&family, o->bind.bytes, sizeof family);
+    int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, err_len, "socket: %s", strerror(e));
+        return -e;
+    }
+    if (family == AF_INET6) {
+        int zero = 0; /* [::] takes IPv4 too, as mapped addresses */
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    }
+    set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, o->sndbuf_bytes ? o->sndbuf_bytes : SOCKET_BUFFER_BYTES);
+    set_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, o->rcvbuf_bytes ? o->rcvbuf_bytes : SOCKET_BUFFER_BYTES);
+    if (bind(fd, (const struct sockaddr *)o->bind.bytes, o->bind.len) != 0) {
+        int e = errno;
+        snprintf(err, err_len, "bind %s: %s", pl_addr_format(&o->bind, where, sizeof where), strerror(e));
+        close(fd);
+        return -e;
+    }
+    int one = 1;
+    *gro = o->gro && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) == 0;
+    *out_fd = fd;
+    return 0;
+}
+
+static int open_socket(posix_io *p, const pl_io_options *o, char *err, size_t err_len) {
+    int r = pl_udp_open(o, &p->fd, &p->io.gro, err, err_len);
+    /* GSO is asked per message; a kernel without it fails the first such send, and
+     * io_flush then goes on without it. */
+    p->io.gso = o->gso != 0;
+    return r;
+}
+
+int pl_io_posix_open(pl_io **out, const pl_io_options *o, char *err, size_t err_len) {
+    posix_io *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return -ENOMEM;
+    }
+    p->io.ops = &posix_ops;
+    p->fd = p->epfd = p->watched = p->sync.eventfd = -1;
+    p->wait_mask = o->wait_mask;
+    pthread_mutex_init(&p->sync.lock, NULL);
+    pthread_cond_init(&p->sync.wake, NULL);
+    int r = open_socket(p, o, err, err_len);
+    if (r == 0) {
+        p->recv_buf_each = p->io.gro ? GRO_BUFFER_BYTES : PLAIN_BUFFER_BYTES;
+        p->recv_buf = malloc(p->recv_buf_each * PL_IO_RECV_MESSAGES_MOST);
+        p->epfd = epoll_create1(EPOLL_CLOEXEC);
+        p->sync.eventfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        struct epoll_event a = {.events = EPOLLIN, .data.u32 = TAG_SOCKET};
+        struct epoll_event b = {.events = EPOLLIN, .data.u32 = TAG_SYNC};
+        if (p->recv_buf == NULL || p->epfd < 0 || p->sync.eventfd < 0 ||
+            epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->fd, &a) != 0 ||
+            epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->sync.eventfd, &b) != 0) {
+            r = errno ? -errno : -ENOMEM;
+            snprintf(err, err_len, "event loop: %s", strerror(-r));
+        }
+    }
+    if (r != 0) {
+        io_close(&p->io);
+        return r;
+    }
+    send_reset(p);
+    *out = &p->io;
+    return 0;
+}

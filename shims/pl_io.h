@@ -1,0 +1,128 @@
+/* pl_io.h: the I/O backend under a driver (pl_driver.h): one UDP socket, batched receive
+ * and send, a wait until a deadline, and fdatasync off the loop thread.
+ *
+ * A backend is a table of operations over its own state, so that the driver's loop does
+ * not know which kernel interface carries the datagrams.  pl_io_posix_open() builds the
+ * POSIX one: epoll, recvmmsg/sendmmsg, UDP GSO (UDP_SEGMENT) on send and UDP GRO on receive
+ * where the kernel has them (falling back to one datagram per message when it does not),
+ * and a sync thread for fdatasync.
+ *
+ * Ownership: the backend owns its socket, its buffers and its thread; pl_dgram pointers it
+ * hands out stay valid until the next call of the same operation.  Threads: every
+ * operation is called from the loop thread only. */
+#ifndef PL_IO_H
+#define PL_IO_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pure_link.h"
+
+#define PL_IO_RECV_MESSAGES_MOST 32u  /* messages per recvmmsg (each up to 64 KiB with GRO) */
+#define PL_IO_DGRAMS_MOST 2048u       /* datagrams one receive batch hands out (after GRO split) */
+#define PL_IO_SEND_MOST 256u          /* datagrams one send batch holds */
+#define PL_IO_GSO_SEGMENTS_MOST 44u   /* datagrams per GSO send: 44 full ones fit 64 KiB */
+#define PL_IO_SYNC_FDS_MOST 1024u     /* descriptors one asynchronous fdatasync covers */
+
+/* One received datagram: its source and bytes (valid until the next recv). */
+typedef struct pl_dgram {
+    pure_link_addr from;
+    const uint8_t *data;
+    size_t len;
+} pl_dgram;
+
+/* What wait() saw (bits of its return value). */
+enum {
+    PL_IO_READABLE = 1,   /* datagrams may be waiting: call recv */
+    PL_IO_WRITABLE = 2,   /* the socket has room again: call flush */
+    PL_IO_SYNCED = 4,     /* the asynchronous fdatasync finished: call sync_result */
+    PL_IO_WATCHED = 8,    /* the watched descriptor is readable (or at end) */
+    PL_IO_INTERRUPTED = 16 /* a signal arrived while waiting */
+};
+
+typedef struct pl_io pl_io;
+
+typedef struct pl_io_ops {
+    const char *name;
+    /* Takes every datagram waiting now (never blocks): *out points at the batch.  Returns
+     * the count (0: nothing waiting) or a negative errno; the caller then feeds each one to
+     * pure_link_receive and calls recv again until it returns 0. */
+    int (*recv)(pl_io *io, const pl_dgram **out);
+    /* A buffer of PURE_LINK_DATAGRAM_MOST bytes for the next datagram to send and its
+     * destination, or NULL when the batch is full (call flush first).  The caller pulls
+     * into it and then calls push with the length it got (0 gives the slot back). */
+    uint8_t *(*slot)(pl_io *io, pure_link_addr **to);
+    void (*push)(pl_io *io, size_t len);
+    /* Sends the batch.  Returns 0 when it is all gone, -EAGAIN when the socket is full (the
+     * rest stays queued: wait with want_write, then flush again), or another negative errno
+     * (datagrams that the kernel refused for good are dropped and counted). */
+    int (*flush)(pl_io *io);
+    /* Blocks until one of the PL_IO_* conditions or until deadline_ns (CLOCK_MONOTONIC,
+     * UINT64_MAX: no deadline); returns the bits seen (0 at the deadline). */
+    int (*wait)(pl_io *io, uint64_t deadline_ns, int want_write);
+    /* Watches one more descriptor for reading (e.g. the records on stdin); -1 stops.
+     * Returns 0, or -EPERM when the descriptor cannot be waited on (a regular file: it is
+     * always ready, read it without waiting). */
+    int (*watch)(pl_io *io, int fd);
+    /* Starts fdatasync on n descriptors (n <= PL_IO_SYNC_FDS_MOST) off this thread; one at
+     * a time.  When wait reports PL_IO_SYNCED, sync_result returns 1 and sets *result (0, or
+     * the first negative errno); before that it returns 0. */
+    int (*sync_start)(pl_io *io, const int *fds, size_t n);
+    int (*sync_result)(pl_io *io, int *result);
+    /* The socket's local address (for a log line: "listening on ..."). */
+    int (*local)(pl_io *io, pure_link_addr *out);
+    void (*close)(pl_io *io);
+} pl_io_ops;
+
+/* Counters every backend keeps. */
+typedef struct pl_io_stats {
+    uint64_t recv_calls, send_calls, wait_calls;
+    uint64_t datagrams_in, datagrams_out, bytes_in, bytes_out;
+    uint64_t gro_batches, gso_batches;   /* messages that carried several datagrams */
+    uint64_t send_full, send_dropped, recv_truncated;
+    uint64_t syncs;
+} pl_io_stats;
+
+struct pl_io {
+    const pl_io_ops *ops;
+    pl_io_stats stats;
+    int gso, gro;          /* 1 while the backend uses them */
+};
+
+typedef struct pl_io_options {
+    pure_link_addr bind;         /* local address (pl_addr_parse); port 0 picks one */
+    int gso, gro;                /* 1: use when the kernel has it; 0: never */
+    const sigset_t *wait_mask;   /* signals unblocked while waiting (NULL: leave the mask) */
+    int sndbuf_bytes, rcvbuf_bytes; /* socket buffers asked for (0: 4 MiB) */
+} pl_io_options;
+
+/* Opens the POSIX backend into *out.  Returns 0, or a negative errno with one line in err
+ * (e.g. "bind 127.0.0.1:4433: Address already in use"); the caller closes it with
+ * (*out)->ops->close(*out). */
+int pl_io_posix_open(pl_io **out, const pl_io_options *options, char *err, size_t err_len);
+
+/* The socket under every backend: UDP, non-blocking, bound to options->bind ([::] takes
+ * IPv4 too), 4 MiB buffers asked for, UDP_GRO on when options->gro and the kernel has it
+ * (*gro says).  Returns 0 with the descriptor in *fd (the caller closes it), or a negative
+ * errno with one line in err. */
+int pl_udp_open(const pl_io_options *options, int *fd, int *gro, char *err, size_t err_len);
+
+/* ---- addresses: a pure_link_addr holds a struct sockaddr_in or sockaddr_in6 ---- */
+
+/* Parses "HOST:PORT", "[V6]:PORT" or ":PORT" (any address, IPv6 with IPv4 mapped) by
+ * getaddrinfo (numeric or a name).  Returns 0, or -1 with a line in err. */
+int pl_addr_parse(const char *text, pure_link_addr *out, char *err, size_t err_len);
+/* Stores a kernel address (AF_INET, AF_INET6) canonically: every byte the kernel may
+ * leave unset is zero, so that one address always gives the same bytes.  0, or -1. */
+struct sockaddr;
+int pl_addr_from_sockaddr(const struct sockaddr *sa, pure_link_addr *out);
+/* Writes "a.b.c.d:port" or "[v6]:port" into buf (at least 64 bytes). */
+const char *pl_addr_format(const pure_link_addr *a, char *buf, size_t len);
+/* The port of an address (host order). */
+unsigned pl_addr_port(const pure_link_addr *a);
+
+/* CLOCK_MONOTONIC in nanoseconds: the time every core call takes. */
+uint64_t pl_now_ns(void);
+
+#endif
