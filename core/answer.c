@@ -75,7 +75,7 @@ static void reply_seal_header(pure_link *pl, pl_run *r, uint8_t *buf, size_t *he
     h.pn_len = 4;  /* replies are few: the full low 32 bits spare the peer any guessing */
     h.epoch_field = pl_epoch_field(r->epoch);
     h.run = r->run;
-    h.reply_run = pl->reply_run;
+    h.reply_run = r->reply_run;
     h.pn_truncated = pl_pn_truncate(pn, 4);
     *head = pl_header_encode(buf, PURE_LINK_DATAGRAM_MOST, &h);
     assert(*head > 0);

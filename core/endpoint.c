@@ -154,7 +154,6 @@ pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_con
     memcpy(pl->rng_key, seed, 32);
     pl->now_ns = now_ns;
     carve(pl, memory, &l);
-    pl_random(pl, &pl->reply_run, sizeof pl->reply_run);
     pl_random(pl, pl->memo_generation, sizeof pl->memo_generation);
     pl->memo_header_due = c.memo_enabled != 0;
     pl->stats.version = PURE_LINK_STATS_VERSION;

@@ -227,7 +227,8 @@ typedef struct pl_run {
     uint64_t largest_recv_ns;
     uint32_t eliciting_unacked;
     uint8_t ack_pending, stream_unknown_flag;
-    uint64_t reply_pn_next;
+    uint64_t reply_run;                    /* this build's reply run: new at every build */
+    uint64_t reply_pn_next;                /* reply packet numbers of this build, from 0 */
     /* Address. */
     pure_link_addr addr;
     uint8_t validated;
@@ -312,7 +313,6 @@ struct pure_link {
     uint32_t static_key_id;                /* FNV-1a of static_public, for every sender header */
     uint8_t rng_key[32];
     uint64_t rng_counter;
-    uint64_t reply_run;                    /* this receiver's run, new at every start */
     uint64_t now_ns;
     int fatal;
     uint8_t fatal_reported;

@@ -238,7 +238,7 @@ static void restore_slot(pure_link *pl, size_t slot, const uint8_t *img) {
     pure_link_addr none = {.len = 1};
     pl_run_reset(pl, r, peer, run, &none, pl->now_ns);
     pl_epoch_keys_set(pl, &r->keys[epoch % PL_EPOCH_KEYS], epoch, img + PL_MEMO_SECRET, p->public_key,
-                      pl->static_public, run, pl->reply_run, 1);
+                      pl->static_public, run, r->reply_run, 1);
     r->epoch = r->epoch_newest = epoch;
     /* Packet numbers decode against the one recorded with the epoch (so 4-byte numbers
      * decode at any age of the run), and nothing older than its window is accepted. */

@@ -283,9 +283,18 @@ typedef struct pure_link_stats {
     uint64_t lost_notices_sent, lost_notices_received;
     uint64_t spurious_losses, congestion_events, congestion_undos, packets_copied;
     uint64_t memo_runs_restored;
+    /* Every datagram fed to pure_link_receive() (packets_received) is counted once more:
+     * in packets_opened (it authenticated and its frames were acted on) or in one
+     * dropped_* reason: bad_header, unknown_key (no wired key, or no sender, for it), auth
+     * (did not open), replay, malformed (opened, frames unreadable), no_slot (authentic,
+     * no run slot free), stale_epoch (its epoch's keys are wiped), no_run (epoch >= 1 of
+     * a run this receiver has no state for: LOST's case).  The other counters are not
+     * datagrams: dropped_no_room counts packets whose record bytes were not kept,
+     * dropped_amplification replies held back by the 3x limit, and dropped_malformed also
+     * counts, once, a run's record stream that failed to parse. */
     uint64_t dropped_bad_header, dropped_unknown_key, dropped_auth, dropped_replay,
              dropped_malformed, dropped_amplification, dropped_no_slot, dropped_stale_epoch,
-             dropped_no_room;
+             dropped_no_room, dropped_no_run, packets_opened;
 } pure_link_stats;
 
 /* Fills *out for one sender (sender >= 0) or for the whole endpoint (sender = -1). */

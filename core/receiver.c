@@ -101,6 +101,7 @@ void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_l
     r->run = run;
     r->last_heard_ns = now_ns;
     r->largest_pn = PL_NONE;
+    pl_random(pl, &r->reply_run, sizeof r->reply_run);  /* per build: see run_build */
     r->addr = *from;
     r->challenge_pending = 1;
     pl_random(pl, r->challenge_token, 16);
@@ -126,20 +127,60 @@ static int open_data(pure_link *pl, pl_run *r, const pl_header *h, size_t hl, co
     return (int)(len - hl - PURE_LINK_TAG_BYTES);
 }
 
-/* A run slot for a packet of an unknown run: only epoch-0 packets can start one (later
- * epochs need secrets this receiver does not have: that is LOST's case). */
-static pl_run *run_start(pure_link *pl, pl_peer *p, const pl_header *h, const pure_link_addr *from,
-                         uint64_t now_ns) {
-    if (h->epoch_field != 0) return NULL;
-    pl_run *r = run_slot_for(pl, peer_index(pl, p), now_ns);
+/* Opens an epoch-0 packet of (peer, h->run) under a key derived on the stack, in place.
+ * Nothing of any run changes until it authenticates (spec/protocol.md §8): a forged first
+ * packet costs one key derivation and one open, and leaves no trace. */
+static int open_epoch0_trial(pure_link *pl, const pl_peer *p, const uint8_t e0[32], const pl_header *h, size_t hl,
+                             const uint8_t *data, uint8_t *pkt, size_t len, uint64_t pn) {
+    _Alignas(16) uint8_t ctx[PURE_LINK_AEAD_CTX_BYTES];
+    uint8_t iv[12], nonce[12];
+    pl_packet_key pk;
+    pl_data_key(&pk, e0, p->public_key, pl->static_public, h->run, 0);
+    pl_aead_key(pl, ctx, iv, &pk);
+    memset(&pk, 0, sizeof pk);
+    pl_nonce(nonce, iv, pn);
+    if (pl->crypto->aead_open(ctx, nonce, data, hl, data + hl, len - hl, pkt + hl) != 0) return -1;
+    return (int)(len - hl - PURE_LINK_TAG_BYTES);
+}
+
+/* Builds a run from an authentic epoch-0 packet: in slot r, or in the slot the seed's rule
+ * gives (r == NULL).  Every build draws its own reply run, so its reply packet numbers,
+ * which start at 0, never meet a nonce an earlier build of the same run used. */
+static pl_run *run_build(pure_link *pl, pl_peer *p, pl_run *r, const uint8_t e0[32], uint64_t run,
+                         const pure_link_addr *from, uint64_t now_ns) {
+    int peer = peer_index(pl, p);
+    if (r == NULL) r = run_slot_for(pl, peer, now_ns);
     if (r == NULL) { pl->stats.dropped_no_slot++; return NULL; }
-    const uint8_t *e0 = pl_peer_e0(pl, p);
-    if (e0 == NULL) { pl->stats.dropped_unknown_key++; return NULL; }
-    pl_run_reset(pl, r, peer_index(pl, p), h->run, from, now_ns);
-    pl_epoch_keys_set(pl, &r->keys[0], 0, e0, p->public_key, pl->static_public, h->run, pl->reply_run, 1);
+    pl_run_reset(pl, r, peer, run, from, now_ns);
+    pl_epoch_keys_set(pl, &r->keys[0], 0, e0, p->public_key, pl->static_public, run, r->reply_run, 1);
     pl->stats.run_key_builds++;
-    r->in_use = 2;  /* tentative: becomes 1 once a packet opens */
     return r;
+}
+
+/* A packet of an unknown run.  Only an epoch-0 packet can start one (later epochs need
+ * secrets this receiver does not have: that is LOST's case). */
+static void on_unknown_run(pure_link *pl, pl_peer *p, const pl_header *h, size_t hl, const uint8_t *data, size_t len,
+                           const pure_link_addr *from, uint64_t now_ns) {
+    if (h->epoch_field != 0) {
+        pl->stats.dropped_no_run++;
+        pl_notice_lost(pl, p, h, from, len, now_ns);
+        return;
+    }
+    const uint8_t *e0 = pl_peer_e0(pl, p);
+    if (e0 == NULL) { pl->stats.dropped_unknown_key++; return; }
+    uint8_t pkt[PURE_LINK_DATAGRAM_MOST];
+    pl_frame frames[PL_FRAMES_MOST];
+    uint64_t pn = pl_pn_decode(PL_NONE, h->pn_truncated, h->pn_len);
+    int n = open_epoch0_trial(pl, p, e0, h, hl, data, pkt, len, pn), count = 0;
+    if (n < 0) { pl->stats.dropped_auth++; return; }
+    if ((count = pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 0)) <= 0) {
+        pl->stats.dropped_malformed++;
+        return;
+    }
+    pl_run *r = run_build(pl, p, NULL, e0, h->run, from, now_ns);
+    if (r == NULL) return;
+    pl->stats.packets_opened++;
+    pl_run_on_packet(pl, r, from, frames, count, len, pn, 0, now_ns);
 }
 
 int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
@@ -155,9 +196,8 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8
     if (p == NULL) { pl->stats.dropped_unknown_key++; return 0; }
     pl_run *r = run_find(pl, peer_index(pl, p), h.run);
     if (r == NULL) {
-        if (h.epoch_field != 0) { pl_notice_lost(pl, p, &h, from, len, now_ns); return 0; }
-        r = run_start(pl, p, &h, from, now_ns);
-        if (r == NULL) return 0;
+        on_unknown_run(pl, p, &h, (size_t)hl, data, len, from, now_ns);
+        return 0;
     }
     uint64_t pn = pl_pn_decode(r->largest_pn, h.pn_truncated, h.pn_len);
     uint32_t epoch = 0;
@@ -166,25 +206,22 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8
     if (!pl_replay_check(r->window, r->largest_pn, pn) ||
         (r->largest_pn != PL_NONE && pn + PL_PN_AGE_MOST <= r->largest_pn)) {
         pl->stats.dropped_replay++;
-    } else {
-        n = open_data(pl, r, &h, (size_t)hl, data, pkt, len, pn, &epoch);
-        if (n < 0) {
-            if (n == -1) pl->stats.dropped_auth++;
-            /* A run never proven live cannot know the sender's epochs >= 1 (the slot came
-             * from a replayed first packet, or the receiver restarted): LOST, so the
-             * sender starts its epochs again. */
-            if (r->in_use == 1 && !r->fresh && h.epoch_field != 0) pl_notice_lost(pl, p, &h, from, len, now_ns);
-        } else if ((count = pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 0)) <= 0) {
-            pl->stats.dropped_malformed++;
-            n = -1;
-        }
-    }
-    if (n < 0) {
-        if (r->in_use == 2) r->in_use = 0;  /* an unauthentic first packet leaves no slot */
         return 0;
     }
-    r->in_use = 1;
+    n = open_data(pl, r, &h, (size_t)hl, data, pkt, len, pn, &epoch);
+    if (n < 0) {
+        if (n == -1) pl->stats.dropped_auth++;
+        /* A run never proven live cannot know the sender's epochs >= 1 (the slot came
+         * from a replayed first packet, or the receiver restarted): LOST, so the
+         * sender starts its epochs again. */
+        if (!r->fresh && h.epoch_field != 0) pl_notice_lost(pl, p, &h, from, len, now_ns);
+        return 0;
+    }
+    if ((count = pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 0)) <= 0) {
+        pl->stats.dropped_malformed++;
+        return 0;
+    }
+    pl->stats.packets_opened++;
     pl_run_on_packet(pl, r, from, frames, count, len, pn, epoch, now_ns);
     return 0;
 }
-

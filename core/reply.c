@@ -308,6 +308,7 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, 
     pl_frame frames[PL_FRAMES_MOST];
     int count = pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 1);
     if (count <= 0) { pl->stats.dropped_malformed++; return 0; }
+    pl->stats.packets_opened++;
     if (!same_run) {
         s->reply_run = h.reply_run;
         s->reply_run_known = 1;

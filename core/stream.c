@@ -61,7 +61,7 @@ static void on_offer(pure_link *pl, pl_run *r, const pl_frame *f, uint32_t packe
     const pl_epoch_keys *cur = &r->keys[packet_epoch % PL_EPOCH_KEYS];
     pl_epoch_next(next, cur->secret, dh, their, eph_pub, epoch);
     pl_epoch_keys_set(pl, &r->keys[epoch % PL_EPOCH_KEYS], epoch, next, p->public_key, pl->static_public,
-                      r->run, pl->reply_run, 1);
+                      r->run, r->reply_run, 1);
     memset(dh, 0, 32);
     memset(next, 0, 32);
     r->epoch_newest = epoch;

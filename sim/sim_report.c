@@ -254,6 +254,7 @@ static void json_stats(FILE *out, const pure_link_stats *s) {
     F(spurious_losses); F(congestion_events); F(congestion_undos);
     F(dropped_bad_header); F(dropped_unknown_key); F(dropped_auth); F(dropped_replay);
     F(dropped_malformed); F(dropped_amplification); F(dropped_no_slot); F(dropped_stale_epoch);
+    F(dropped_no_room); F(dropped_no_run); F(packets_opened);
 #undef F
 }
 

@@ -202,6 +202,7 @@ class Run:
 
     def __init__(self, run_id, now):
         self.run = run_id
+        self.reply_run = random_run()  # protocol.md §1: a reply run of its own per build
         self.created = now
         self.last_heard = now
         # Epochs (protocol.md §3, crypto.md §6-§7)
@@ -242,7 +243,6 @@ class Receiver:
         self.peer_kid = pl.key_id(peer_public)
         # crypto.md §3: an all-zero S -> the receiver refuses to wire the peer
         self.e0 = pl.epoch0_secret(pl.static_shared(secret, peer_public))
-        self.reply_run = random_run()                  # protocol.md §1
         self.runs = {}                                 # run id -> Run (slots of our peer)
         self.goal = goal
         self.verbose = verbose
@@ -295,7 +295,7 @@ class Receiver:
         k = run.reply_keys.get(epoch)
         if k is None and epoch in run.secrets:
             k = pl.reply_key(run.secrets[epoch], self.peer, self.public, run.run,
-                             self.reply_run, epoch)
+                             run.reply_run, epoch)
             run.reply_keys[epoch] = k
         return k
 
@@ -616,7 +616,7 @@ class Receiver:
         if key is None:
             self.count("no_reply_key")
             return
-        header = pl.reply_header(run.current, run.run, self.reply_run, run.reply_pn,
+        header = pl.reply_header(run.current, run.run, run.reply_run, run.reply_pn,
                                  REPLY_PN_BYTES)
         pkt = key.seal(header, b"".join(frames), run.reply_pn)
         if len(pkt) > pl.DATAGRAM_MOST:
@@ -705,7 +705,7 @@ class Receiver:
             "notes": self.notes,
             "counters": dict(sorted(self.counters.items())),
             "runs": ["%016x" % r for r in self.runs],
-            "reply_run": "%016x" % self.reply_run,
+            "reply_runs": ["%016x" % r.reply_run for r in self.runs.values()],
         }
 
 
@@ -738,8 +738,7 @@ def main():
         rx = Receiver(sock, secret, peer, a.records, a.verbose, a.keylog)
     except pl.ZeroOutput:
         sys.exit("static shared secret is all zero: peer refused (crypto.md §3)")
-    rx.log("listening on %s:%d, public %s, reply run %016x" % (
-        a.host, a.port, rx.public.hex(), rx.reply_run))
+    rx.log("listening on %s:%d, public %s" % (a.host, a.port, rx.public.hex()))
 
     start = time.monotonic()
     deadline = start + a.timeout

@@ -6,7 +6,7 @@
 # one of its checks (so the scenario is known to catch it), and the commit that closes the
 # hole removes it from the list.  Virtual time only.
 set -eu
-XFAIL="attack-idle-slot-reuse attack-replay-closed-run"
+XFAIL=""
 sim=build/pure-link-sim
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
