@@ -37,7 +37,7 @@ void pure_link_config_default(pure_link_config *c) {
     if (c->send_queue_records == 0) c->send_queue_records = DEFAULT_SEND_RECORDS;
     if (c->packets_in_flight_most == 0) c->packets_in_flight_most = DEFAULT_SENT_MOST;
     if (c->peers_most == 0) c->peers_most = DEFAULT_PEERS;
-    if (c->runs_most == 0) c->runs_most = DEFAULT_RUNS;
+    if (c->runs_most == 0) c->runs_most = c->peers_most == PURE_LINK_NONE ? PURE_LINK_NONE : DEFAULT_RUNS;
     if (c->stream_buffer_bytes == 0) c->stream_buffer_bytes = DEFAULT_STREAM_BYTES;
     if (c->unstored_records_most == 0) c->unstored_records_most = DEFAULT_UNSTORED;
     if (c->idle_ns == 0) c->idle_ns = DEFAULT_IDLE_NS;
@@ -48,6 +48,18 @@ void pure_link_config_default(pure_link_config *c) {
     if (c->copies == 0) c->copies = 1;
 }
 
+/* The config as the endpoint uses it: defaults filled in and PURE_LINK_NONE counts made 0
+ * (the public config keeps PURE_LINK_NONE, so filling in defaults twice changes nothing). */
+void pl_config_resolve(const pure_link_config *in, pure_link_config *c) {
+    *c = *in;
+    int no_senders = c->senders_most == PURE_LINK_NONE, no_peers = c->peers_most == PURE_LINK_NONE;
+    pure_link_config_default(c);
+    int no_runs = c->runs_most == PURE_LINK_NONE;
+    if (no_senders) c->senders_most = 0;
+    if (no_peers) c->peers_most = 0;
+    if (no_runs) c->runs_most = 0;
+}
+
 static int config_valid(const pure_link_config *c) {
     return c->version == PURE_LINK_VERSION &&
            c->senders_most <= CONFIG_SENDERS_MOST &&
@@ -55,7 +67,7 @@ static int config_valid(const pure_link_config *c) {
            c->send_queue_records >= 1 && c->send_queue_records <= CONFIG_RECORDS_MOST &&
            c->packets_in_flight_most >= 64 && c->packets_in_flight_most <= CONFIG_SENT_MOST &&
            c->peers_most <= CONFIG_PEERS_MOST &&
-           c->runs_most <= CONFIG_RUNS_MOST &&
+           c->runs_most <= CONFIG_RUNS_MOST && (c->peers_most == 0) == (c->runs_most == 0) &&
            c->stream_buffer_bytes >= PURE_LINK_RECORD_MOST + 8 && c->stream_buffer_bytes <= CONFIG_BYTES_MOST &&
            c->unstored_records_most >= 1 && c->unstored_records_most <= CONFIG_RECORDS_MOST &&
            (c->congestion == PURE_LINK_CC_CUBIC || c->congestion == PURE_LINK_CC_NEWRENO || c->congestion == PURE_LINK_CC_BBR) &&
@@ -94,8 +106,8 @@ static void layout_of(const pure_link_config *c, layout *l) {
 
 size_t pure_link_size(const pure_link_config *config) {
     assert(config != NULL);
-    pure_link_config c = *config;
-    pure_link_config_default(&c);
+    pure_link_config c;
+    pl_config_resolve(config, &c);
     if (!config_valid(&c)) return 0;
     layout l;
     layout_of(&c, &l);
@@ -134,8 +146,8 @@ pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_con
                           const uint8_t seed[32], uint64_t now_ns) {
     assert(memory != NULL && config != NULL && seed != NULL);
     assert(((uintptr_t)memory & (PURE_LINK_ALIGN - 1)) == 0);
-    pure_link_config c = *config;
-    pure_link_config_default(&c);
+    pure_link_config c;
+    pl_config_resolve(config, &c);
     if (!config_valid(&c)) return NULL;
     layout l;
     layout_of(&c, &l);

@@ -347,6 +347,7 @@ struct pure_link {
 #define PL_SENDER_KEYS(s) (&(s)->keys[(s)->key_cur])
 
 /* endpoint.c */
+void pl_config_resolve(const pure_link_config *in, pure_link_config *c);
 void pl_random(pure_link *pl, void *out, size_t len);
 pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind);
 uint32_t pl_events_room(const pure_link *pl);

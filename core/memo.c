@@ -23,8 +23,8 @@ size_t pl_memo_slots(const pure_link_config *c) { return PURE_LINK_MEMO_SIDE_SLO
 
 size_t pure_link_memo_size(const pure_link_config *config) {
     assert(config != NULL);
-    pure_link_config c = *config;
-    pure_link_config_default(&c);
+    pure_link_config c;
+    pl_config_resolve(config, &c);
     return PL_MEMO_HEADER_BYTES + pl_memo_slots(&c) * 2 * PL_MEMO_SLOT_BYTES;
 }
 

@@ -106,19 +106,24 @@ typedef struct pure_link_addr {
 } pure_link_addr;
 
 /* ---- Configuration: fixes the memory the endpoint needs.  Zero fields take the default
- * named beside them (pure_link_config_default() fills them in). ---- */
+ * named beside them (pure_link_config_default() fills them in).  A count marked "NONE ok"
+ * set to PURE_LINK_NONE means none at all: senders_most = PURE_LINK_NONE gives a
+ * receiver-only endpoint, peers_most = PURE_LINK_NONE a sender-only one (its run slots
+ * default to none too).  0 keeps meaning "the default", so a zeroed config stays valid. ---- */
+#define PURE_LINK_NONE 0xFFFFFFFFu
 typedef struct pure_link_config {
     uint32_t version;               /* PURE_LINK_VERSION */
     uint8_t static_secret[32];      /* this node's X25519 secret key */
     const pure_link_crypto *crypto; /* NULL: pure_link_crypto_default() */
     /* Sender side. */
-    uint32_t senders_most;          /* outputs this node may open (default 4) */
+    uint32_t senders_most;          /* outputs this node may open (default 4; NONE ok) */
     uint32_t send_queue_bytes;      /* record bytes queued per sender (default 32 MiB; >= RECORD_MOST + 8) */
     uint32_t send_queue_records;    /* records queued per sender (default 131072) */
     uint32_t packets_in_flight_most;/* tracked sent packets per sender (default 16384) */
     /* Receiver side. */
-    uint32_t peers_most;            /* wired sender keys (default 16) */
-    uint32_t runs_most;             /* run slots over all peers (default 64) */
+    uint32_t peers_most;            /* wired sender keys (default 16; NONE ok) */
+    uint32_t runs_most;             /* run slots over all peers (default 64, none without
+                                       peers; NONE ok) */
     uint32_t stream_buffer_bytes;   /* reassembly + unstored bytes per run (default RECORD_MOST + 64 KiB) */
     uint32_t unstored_records_most; /* delivered-but-unstored records per run (default 16384) */
     uint32_t memo_enabled;          /* 1: keep a memo of epoch secrets (spec/memo.md) */

@@ -93,6 +93,40 @@ static void wiring_refuses_a_key_id_twice(void) {
     ll_free(&n);
 }
 
+/* PURE_LINK_NONE makes a receiver-only or a sender-only endpoint; 0 keeps the default, and
+ * filling in defaults twice changes nothing. */
+static void none_gives_one_sided_endpoints(void) {
+    pure_link_config c = base();
+    size_t both = pure_link_size(&c);
+    pure_link_config_default(&c);
+    CHECK_EQ_U(pure_link_size(&c), both);
+    pure_link_config rx = base(), tx = base();
+    rx.senders_most = PURE_LINK_NONE;
+    tx.peers_most = PURE_LINK_NONE;
+    CHECK(pure_link_size(&rx) > 0 && pure_link_size(&rx) < both);
+    CHECK(pure_link_size(&tx) > 0 && pure_link_size(&tx) < both);
+    pure_link_config_default(&tx);
+    CHECK_EQ_U(tx.runs_most, PURE_LINK_NONE);  /* no peers: no run slots either */
+    CHECK(pure_link_size(&tx) > 0);
+    c = base(), c.peers_most = PURE_LINK_NONE, c.runs_most = 4;  /* run slots with no peer */
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    c = base(), c.runs_most = PURE_LINK_NONE;  /* peers with no run slot */
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    ll_net n;
+    ll_init(&n, 33, 1000000);
+    int a = ll_node_add(&n, &tx), b = ll_node_add(&n, &rx);
+    CHECK(ll_link(&n, b, a, "x", "in", 1) == PURE_LINK_ERR_FULL);      /* b has no sender */
+    CHECK(ll_wire(&n, a, b, "*") == PURE_LINK_ERR_FULL);               /* a has no peer */
+    CHECK(ll_wire(&n, b, a, "*") == 0);
+    int s = ll_link(&n, a, b, "x", "in", 1);
+    CHECK(s == 0);
+    for (int i = 0; i < 10; i++) CHECK(pure_link_send(n.node[a].pl, s, "record", 6, 0) == i);
+    ll_run(&n, 5000000000ull, NULL, NULL);
+    CHECK_EQ_U(n.node[b].records_delivered, 10);
+    CHECK_EQ_U(n.node[a].stored_seen[0], 10);
+    ll_free(&n);
+}
+
 static void every_error_has_a_name(void) {
     for (int code = 0; code >= PURE_LINK_ERR_NOT_FOUND; code--) {
         const char *s = pure_link_strerror(code);
@@ -128,4 +162,5 @@ static void stats_for_sender_and_endpoint(void) {
 
 TEST_MAIN(TEST_CASE(config_limits_give_size_zero), TEST_CASE(init_refuses_too_little_memory),
           TEST_CASE(sender_names_and_queue_bounds), TEST_CASE(wiring_refuses_a_key_id_twice),
+          TEST_CASE(none_gives_one_sided_endpoints),
           TEST_CASE(every_error_has_a_name), TEST_CASE(stats_for_sender_and_endpoint))
