@@ -37,7 +37,7 @@ SIM_A    := $(B)/libpurelinksim.a
 SIM_BIN  := $(if $(wildcard sim/main.c),$(B)/pure-link-sim)
 TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
 
-.PHONY: all deps test demo bench install clean check-pure vectors fuzz campaign
+.PHONY: all deps test demo bench install clean check-pure vectors fuzz campaign install-wireshark
 all: deps $(LIB_A) $(LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors $(B)/packet_vectors
 
 deps:
@@ -137,7 +137,22 @@ check-pure: $(CORE_OBJ)
 	if [ -n "$$bad" ]; then echo "FAIL check-pure: core objects reference:"; echo "$$bad"; exit 1; \
 	else echo "check-pure: core objects reference no allocator, I/O, clock or printing"; fi
 
-test: all $(TEST_BIN) $(B)/interop_sender check-pure
+# The Wireshark dissector (tools/wireshark/README.md): a plugin built against Debian's
+# wireshark-dev, which only it and its test need.  `make install-wireshark` puts it in
+# Wireshark's plugin folder (the global one as root: Wireshark ignores personal plugins there).
+WS_PLUGIN := $(B)/wireshark/pure_link.so
+WS_SRC    := $(wildcard tools/wireshark/*.c)
+WS_PLUGIN_DIR ?= $(if $(filter 0,$(shell id -u)),$(shell pkg-config --variable=plugindir wireshark),$(HOME)/.local/lib/wireshark/plugins/$(shell pkg-config --modversion wireshark | cut -d. -f1,2))/epan
+$(WS_PLUGIN): $(WS_SRC) tools/wireshark/pl_dissect.h
+	@sh scripts/deps.sh wireshark
+	@mkdir -p $(dir $@)
+	@echo "  CC    $@"
+	@$(CC) -std=gnu11 $(WARN) -Wno-missing-field-initializers $(CFLAGS) -fPIC -shared $$(pkg-config --cflags wireshark libgcrypt) -o $@ $(WS_SRC) $$(pkg-config --libs wireshark libgcrypt)
+install-wireshark: $(WS_PLUGIN)
+	install -d $(DESTDIR)$(WS_PLUGIN_DIR)
+	install -m 755 $(WS_PLUGIN) $(DESTDIR)$(WS_PLUGIN_DIR)/
+
+test: all $(TEST_BIN) $(B)/interop_sender check-pure $(WS_PLUGIN)
 	@sh tests/run.sh "$(T)"
 
 demo: all

@@ -12,6 +12,13 @@ command -v make >/dev/null 2>&1   || need="$need make"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 python3 -c 'import cryptography' >/dev/null 2>&1 || need="$need python3-cryptography"
+# `deps.sh wireshark`: what the Wireshark dissector (tools/wireshark/) and its test need.
+if [ "${1:-}" = wireshark ]; then
+  need=""
+  command -v tshark >/dev/null 2>&1 || need="$need tshark"
+  have_header wireshark/epan/packet.h || need="$need wireshark-dev"
+  have_header gcrypt.h              || need="$need libgcrypt20-dev"
+fi
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "deps: installing$need"
