@@ -26,17 +26,20 @@ static expert_field ei_header = EI_INIT, ei_not_opened = EI_INIT, ei_fallback = 
 static const char *pref_keylog = "";
 static dissector_handle_t pl_handle;
 
-/* The header's fields; FALSE with `why` when it is not a pure-link v1 header. */
+/* The header's fields; FALSE with `why` when it is not a pure-link v1 header.  The checks
+ * go in the order of wire.md §9 "Which reason wins". */
 static gboolean header_parse(tvbuff_t *tvb, pl_header *h, const char **why)
 {
     guint len = tvb_reported_length(tvb);
     *why = "truncated";
-    if (len < 2)
+    if (len < 1)
         return FALSE;
     if (tvb_get_guint8(tvb, 0) != PL_VERSION) {
         *why = "bad_version";
         return FALSE;
     }
+    if (len < 2)
+        return FALSE;
     h->flags = tvb_get_guint8(tvb, 1);
     h->reply = (h->flags & PL_FLAG_R) != 0;
     h->pn_bytes = ((h->flags & PL_FLAG_P) >> 4) + 1;

@@ -33,7 +33,10 @@ static const value_string reason_names[] = {              /* wire.md §6.13 */
     { 1, "no input of that name" }, { 2, "the input's shape differs" },
     { 3, "this sender key may not send as that source" }, { 0, NULL } };
 
-/* A reading position in one frame; `fault` is the wire.md §9 reason, once one is met. */
+/* A reading position in one frame.  `fault` is the wire.md §9 reason once one is met:
+ * a field cut short or a range checked as it is read stops the frame at once; a value
+ * checked on the whole frame (`late`) counts only once the frame has been read whole
+ * (wire.md §9 "Which reason wins"). */
 typedef struct cursor {
     tvbuff_t    *tvb;
     packet_info *pinfo;
@@ -42,6 +45,8 @@ typedef struct cursor {
     int          end;
     const char  *fault;
     proto_item  *fault_item;
+    const char  *late;
+    proto_item  *late_item;
 } cursor;
 
 static void fail(cursor *c, const char *reason, proto_item *item)
@@ -50,6 +55,14 @@ static void fail(cursor *c, const char *reason, proto_item *item)
         return;
     c->fault = reason;
     c->fault_item = item ? item : proto_tree_get_parent(c->tree);
+}
+
+static void fail_late(cursor *c, const char *reason, proto_item *item)
+{
+    if (c->late)
+        return;
+    c->late = reason;
+    c->late_item = item ? item : proto_tree_get_parent(c->tree);
 }
 
 static gboolean has(cursor *c, int n)
@@ -76,12 +89,13 @@ static guint64 fixed(cursor *c, int hf, int n)
     return v;
 }
 
-/* A fixed-width field that must lie in least..most (out_of_range otherwise). */
-static guint64 fixed_in(cursor *c, int hf, int n, guint64 least, guint64 most)
+/* A fixed-width field that must lie in least..most (out_of_range otherwise), checked
+ * as it is read or, when `late`, with the whole frame. */
+static guint64 fixed_in(cursor *c, int hf, int n, guint64 least, guint64 most, gboolean late)
 {
     guint64 v = fixed(c, hf, n);
     if (!c->fault && (v < least || v > most))
-        fail(c, "out_of_range", NULL);
+        (late ? fail_late : fail)(c, "out_of_range", NULL);
     return v;
 }
 
@@ -114,14 +128,14 @@ static void bytes(cursor *c, int hf, int n)
 /* A name of STREAM: u8 length 1..64, checked as read, without 0x00 or 0x0a (§6.2). */
 static void name(cursor *c, int hf_len, int hf_name)
 {
-    guint64 n = fixed_in(c, hf_len, 1, 1, PL_NAME_MOST);
+    guint64 n = fixed_in(c, hf_len, 1, 1, PL_NAME_MOST, FALSE);
     if (!has(c, (int)n))
         return;
     proto_item *it = proto_tree_add_item(c->tree, hf_name, c->tvb, c->off, (int)n, ENC_ASCII);
     for (int i = 0; i < (int)n; i++) {
         guint8 b = tvb_get_guint8(c->tvb, c->off + i);
         if (b == 0x00 || b == 0x0a)
-            fail(c, "out_of_range", it);
+            fail_late(c, "out_of_range", it);
     }
     c->off += (int)n;
 }
@@ -135,7 +149,7 @@ static void frame_stream(cursor *c)
     name(c, hf_source_len, hf_source);
     name(c, hf_input_len, hf_input);
     if (!c->fault && base_record > base_offset)
-        fail(c, "out_of_range", rec_item);
+        fail_late(c, "out_of_range", rec_item);
 }
 
 static void frame_records(cursor *c)
@@ -146,24 +160,22 @@ static void frame_records(cursor *c)
     int n = c->end - c->off;
     proto_item *it = proto_tree_add_uint(c->tree, hf_data_bytes, c->tvb, c->off, n, n);
     proto_item_set_generated(it);
-    if (n < 1 || n > PL_FRAGMENT_MOST) {
-        fail(c, "out_of_range", it);
-        return;
-    }
+    if (n < 1 || n > PL_FRAGMENT_MOST)
+        fail_late(c, "out_of_range", it);
     bytes(c, hf_data, n);
 }
 
 static void frame_record(cursor *c)
 {
     fixed(c, hf_offset32, 4);
-    guint64 n = fixed_in(c, hf_length, 2, 1, PL_FRAGMENT_MOST);
+    guint64 n = fixed_in(c, hf_length, 2, 1, PL_FRAGMENT_MOST, FALSE);
     bytes(c, hf_data, (int)n);
 }
 
 /* An epoch field of OFFER or ACCEPT: at least 1 (§6.5, §6.9). */
 static void epoch_least_1(cursor *c)
 {
-    fixed_in(c, hf_epoch, 4, 1, G_MAXUINT32);
+    fixed_in(c, hf_epoch, 4, 1, G_MAXUINT32, TRUE);
 }
 
 static void frame_offer(cursor *c)
@@ -225,7 +237,7 @@ static void ack_flags(cursor *c)
                                             ett_ack_flags, bits, ENC_NA);
     c->off++;
     if (flags & 0xfe)
-        fail(c, "reserved_bit", it);
+        fail_late(c, "reserved_bit", it);
 }
 
 static void frame_ack(cursor *c)
@@ -257,17 +269,17 @@ static void frame_stored(cursor *c)
     varint(c, hf_stored, NULL);
     guint64 credit = varint(c, hf_credit, &ci);
     if (!c->fault && (credit < 1 || credit > PL_CREDIT_MOST))
-        fail(c, "out_of_range", ci);
+        fail_late(c, "out_of_range", ci);
 }
 
 static void frame_lost(cursor *c)
 {
-    fixed_in(c, hf_lost_field, 4, 1, PL_EPOCH_CYCLE);
+    fixed_in(c, hf_lost_field, 4, 1, PL_EPOCH_CYCLE, TRUE);
 }
 
 static void frame_refused(cursor *c)
 {
-    fixed_in(c, hf_reason, 1, 1, PL_REASON_LAST);
+    fixed_in(c, hf_reason, 1, 1, PL_REASON_LAST, TRUE);
 }
 
 static void frame_none(cursor *c)
@@ -315,13 +327,15 @@ static void one_frame(cursor *c, proto_tree *payload, gboolean reply, gboolean f
     } else {
         c->off++;
         frame_kinds[type].read(c);
+        if (!c->fault && c->late)
+            fail(c, c->late, c->late_item);
     }
     proto_item_set_len(fi, (c->fault ? c->end : c->off) - at);
 }
 
 void pl_frames_dissect(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, gboolean reply)
 {
-    cursor c = { tvb, pinfo, tree, 0, (int)tvb_reported_length(tvb), NULL, NULL };
+    cursor c = { tvb, pinfo, tree, 0, (int)tvb_reported_length(tvb), NULL, NULL, NULL, NULL };
     int frames = 0;
     if (c.end == 0)
         fail(&c, "no_frames", proto_tree_get_parent(tree));
