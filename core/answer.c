@@ -20,6 +20,7 @@ void pl_run_emit(pure_link *pl, pl_run *r) {
         memcpy(ev->sender_public, pl->peers[r->peer].public_key, 32);
         memcpy(ev->receiver_public, pl->static_public, 32);
         r->epoch_event_due = 0;
+        pl->stats.epochs++;
     }
     pl_memo_emit(pl);
 }

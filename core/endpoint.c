@@ -350,7 +350,8 @@ int pure_link_stats_get(const pure_link *pl, int sender, pure_link_stats *out) {
     assert(pl != NULL && pl->magic == PL_MAGIC && out != NULL);
     assert(out->version == PURE_LINK_STATS_VERSION);
     if (sender >= 0) {
-        if ((uint32_t)sender >= pl->config.senders_most || !pl->senders[sender].open)
+        /* A closed sender (closing, no longer open) keeps its figures until reused. */
+        if ((uint32_t)sender >= pl->config.senders_most || (!pl->senders[sender].open && !pl->senders[sender].closing))
             return PURE_LINK_ERR_NOT_FOUND;
         const pl_sender *s = &pl->senders[sender];
         *out = s->stats;
@@ -381,6 +382,7 @@ int pure_link_stats_get(const pure_link *pl, int sender, pure_link_stats *out) {
         out->epochs += s->stats.epochs;
         out->x25519_ops += s->stats.x25519_ops;
         out->lost_notices_received += s->stats.lost_notices_received;
+        out->challenges_received += s->stats.challenges_received;
         out->spurious_losses += s->stats.spurious_losses;
         out->congestion_events += s->cc.congestion_events;
         out->congestion_undos += s->cc.congestion_undos;

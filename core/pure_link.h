@@ -256,7 +256,24 @@ PURE_LINK_API int pure_link_event_next(pure_link *pl, pure_link_event *ev);
 
 /* Answers STREAM_OPEN: 0 accepts, with `stored_mark` = how many records of this run the
  * host already stored (0 for a new run; records below it are not delivered again);
- * -1 refuses with reason 1 (no such input), -PURE_LINK_OTHER_SHAPE with reason 2. */
+ * -1 refuses with reason 1 (no such input), -PURE_LINK_OTHER_SHAPE with reason 2.
+ *
+ * The mark must be durable (fdatasync returned): the sender lets go of every record below
+ * it, so a mark that a crash can take back loses records.  Records the host wrote but has
+ * not yet made durable are above the mark; they are delivered again, and the host writes
+ * them again under the same record numbers.
+ *
+ * Exactly-once across a restart: the host keeps, durably and beside the records, each
+ * run's stored count under (sender key, run) and answers with it when the run's stream
+ * opens again (after a crash, or after the run went idle).  A count kept in memory is lost
+ * with the process, and the records after the last one the sender heard stored are then
+ * written twice.  shims/pl_store.h keeps it for its users.
+ *
+ * Handles: a stream handle names a run slot.  After a run is quiet for idle_ns its slot
+ * may serve another run: a STREAM_OPEN on a handle ends the previous run's use of it, and
+ * a run that comes back after going idle may come on another handle.  Key host state on
+ * (peer, run), never on the handle alone; the run's state may be forgotten once its
+ * records are durable, because the stored count is what a later STREAM_OPEN needs. */
 PURE_LINK_API int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t stored_mark,
                                           uint64_t now_ns);
 /* The host made records of `stream` durable up to `record` (exclusive); the core
@@ -274,7 +291,7 @@ PURE_LINK_API int pure_link_memo_load(pure_link *pl, const uint8_t *memo, size_t
 PURE_LINK_API int pure_link_memo_written(pure_link *pl, uint64_t token, uint64_t now_ns);
 
 /* ---- Statistics: a versioned struct; the caller sets `version`. ---- */
-#define PURE_LINK_STATS_VERSION 1u
+#define PURE_LINK_STATS_VERSION 2u
 typedef struct pure_link_stats {
     uint32_t version;                 /* in: PURE_LINK_STATS_VERSION */
     /* RTT of a sender (0 for endpoint totals). */
@@ -300,9 +317,30 @@ typedef struct pure_link_stats {
     uint64_t dropped_bad_header, dropped_unknown_key, dropped_auth, dropped_replay,
              dropped_malformed, dropped_amplification, dropped_no_slot, dropped_stale_epoch,
              dropped_no_room, dropped_no_run, packets_opened;
+    /* Version 2.  Address validation (spec/protocol.md §6): a receiver counts the runs it
+     * moved to a new address and the addresses a RESPONSE validated (a run's first address
+     * included); a sender counts the CHALLENGE frames it heard. */
+    uint64_t address_moves, addresses_validated, challenges_received;
 } pure_link_stats;
 
-/* Fills *out for one sender (sender >= 0) or for the whole endpoint (sender = -1). */
+/* Every counter of pure_link_stats (not the RTT and window figures), for hosts that print
+ * them all: X(name) once per field. */
+#define PURE_LINK_STATS_COUNTERS(X) \
+    X(packets_sent) X(packets_received) X(packets_lost) X(packets_retransmitted) \
+    X(bytes_sent) X(bytes_received) \
+    X(records_queued) X(records_sent) X(records_delivered) X(records_stored) X(records_resent) \
+    X(link_refused) X(listener_refused) X(epochs) X(run_key_builds) X(x25519_ops) \
+    X(lost_notices_sent) X(lost_notices_received) \
+    X(spurious_losses) X(congestion_events) X(congestion_undos) X(packets_copied) X(memo_runs_restored) \
+    X(dropped_bad_header) X(dropped_unknown_key) X(dropped_auth) X(dropped_replay) \
+    X(dropped_malformed) X(dropped_amplification) X(dropped_no_slot) X(dropped_stale_epoch) \
+    X(dropped_no_room) X(dropped_no_run) X(packets_opened) X(address_moves) X(addresses_validated) X(challenges_received)
+
+/* Fills *out for one sender (sender >= 0) or for the whole endpoint (sender = -1).
+ * A sender's own figures stay readable after its CLOSED event, until pure_link_sender_open
+ * reuses the handle.  Endpoint totals add up every sender's counters and the receiver's:
+ * `epochs` counts the epochs senders moved to and the epochs the receiver's runs entered
+ * (its EPOCH events). */
 PURE_LINK_API int pure_link_stats_get(const pure_link *pl, int sender, pure_link_stats *out);
 
 #ifdef __cplusplus

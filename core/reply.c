@@ -330,6 +330,7 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, 
         case PL_FRAME_CHALLENGE:
             memcpy(s->response_token, f->challenge.token, 16);
             s->response_pending = 1;
+            s->stats.challenges_received++;
             break;
         case PL_FRAME_LOST: pl_sender_on_lost(pl, s, f, now_ns); break;
         case PL_FRAME_REFUSED: refused = 1, reason = f->refused.reason; break;

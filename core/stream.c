@@ -14,6 +14,7 @@ static void on_address(pure_link *pl, pl_run *r, const pure_link_addr *from, siz
     if (!addr_equal(from, &r->addr)) {
         if (!highest) return;  /* an old packet from elsewhere: no move, no bytes counted */
         r->addr = *from;
+        pl->stats.address_moves++;
         r->validated = 0;
         r->unvalidated_in = 0;
         r->unvalidated_out = 0;
@@ -277,6 +278,7 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
             if (!r->validated && addr_equal(from, &r->addr) && memcmp(f->response.token, r->challenge_token, 16) == 0) {
                 r->validated = 1;
                 r->challenge_pending = 0;
+                pl->stats.addresses_validated++;
             }
             break;
         default: break;  /* PING, PADDING: only ask for an ACK */

@@ -244,17 +244,8 @@ static void ju(FILE *out, const char *key, uint64_t v) { fprintf(out, ",\"%s\":%
 static void jd(FILE *out, const char *key, double v) { fprintf(out, ",\"%s\":%.6g", key, v); }
 
 static void json_stats(FILE *out, const pure_link_stats *s) {
-#define F(name) ju(out, #name, s->name)
-    F(packets_sent); F(packets_received); F(packets_lost); F(packets_retransmitted);
-    F(bytes_sent); F(bytes_received);
-    F(records_queued); F(records_sent); F(records_delivered); F(records_stored); F(records_resent);
-    F(link_refused); F(listener_refused);
-    F(epochs); F(run_key_builds); F(x25519_ops);
-    F(lost_notices_sent); F(lost_notices_received);
-    F(spurious_losses); F(congestion_events); F(congestion_undos);
-    F(dropped_bad_header); F(dropped_unknown_key); F(dropped_auth); F(dropped_replay);
-    F(dropped_malformed); F(dropped_amplification); F(dropped_no_slot); F(dropped_stale_epoch);
-    F(dropped_no_room); F(dropped_no_run); F(packets_opened);
+#define F(name) ju(out, #name, s->name);
+    PURE_LINK_STATS_COUNTERS(F)
 #undef F
 }
 
