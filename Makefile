@@ -89,6 +89,16 @@ $(B)/tests/%: tests/unit/%.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread
 
+# The io_uring driver's own test and benchmark: they link its object and liburing.
+$(B)/tests/test_uring: tests/unit/test_uring.c $(B)/shims/uring.o $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(B)/shims/uring.o $(LIB_A) $(LIBS) -luring
+$(B)/bench/bench_uring: tests/bench/bench_uring.c $(B)/shims/uring.o $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(B)/shims/uring.o $(LIB_A) $(LIBS) -luring
+
 $(B)/interop_sender: tests/interop/drive_sender.c $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ tests/interop/drive_sender.c $(LIB_A) $(LIBS)
