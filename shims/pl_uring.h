@@ -22,6 +22,7 @@
 #define PL_URING_H
 
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -44,7 +45,7 @@ typedef struct pl_uring_config {
 typedef struct pl_uring pl_uring;
 
 /* One received datagram.  data and from point into the driver's buffers and stay valid
- * until the next pl_uring_recv(). */
+ * until the next pl_uring_recv() or pl_uring_wait(). */
 typedef struct pl_uring_dgram {
     const uint8_t *data;
     size_t len;
@@ -69,24 +70,42 @@ int pl_uring_open(pl_uring **out, int fd, const pl_uring_config *cfg, char *err,
 void pl_uring_close(pl_uring *u);
 
 /* Receive batch: first gives back the buffers of the previous call, then fills out with up
- * to `most` datagrams already received.  Returns their count (0: none waiting) or a
- * negative errno. */
+ * to `most` datagrams received by now (it never sleeps).  Returns their count (0: none
+ * waiting) or a negative errno. */
 int pl_uring_recv(pl_uring *u, pl_uring_dgram *out, size_t most);
 
 /* Send batch: pl_uring_send_slot() gives the buffer for the next datagram
- * (PL_URING_DATAGRAM_MOST bytes), waiting for a send to complete when every slot is in
- * flight; NULL only when the ring failed.  pl_uring_send_queue() queues that slot's `len`
- * bytes to `to`; -EMSGSIZE above PL_URING_DATAGRAM_MOST, -EINVAL for a bad address.
- * Queued datagrams leave at pl_uring_flush() or pl_uring_wait(). */
+ * (PL_URING_DATAGRAM_MOST bytes; the same one until it is queued), or NULL when every slot
+ * is in flight (flush, then wait with want_write).  pl_uring_send_queue() queues that
+ * slot's `len` bytes to `to`; -EMSGSIZE above PL_URING_DATAGRAM_MOST, -EINVAL for a bad
+ * address or no slot taken.  pl_uring_flush() submits the queued datagrams in one system
+ * call; it returns 0, -EAGAIN when no slot is left for more (the sends are in the kernel:
+ * wait with want_write), or another negative errno when the ring failed.  A send the
+ * kernel refuses is dropped and counted (the protocol resends). */
 uint8_t *pl_uring_send_slot(pl_uring *u);
 int pl_uring_send_queue(pl_uring *u, size_t len, const struct sockaddr *to, socklen_t to_len);
 int pl_uring_flush(pl_uring *u);
 
-/* Submits what is queued and sleeps until a datagram is waiting, the fdatasync batch has
- * ended, a signal arrives, or CLOCK_MONOTONIC reaches deadline_ns (UINT64_MAX: no
- * deadline).  Returns at once when a datagram or the batch's end is already waiting.
- * Returns 0 or a negative errno (the ring failed). */
-int pl_uring_wait(pl_uring *u, uint64_t deadline_ns);
+/* What pl_uring_wait saw (bits of its return value). */
+enum {
+    PL_URING_READABLE = 1,    /* datagrams are waiting: call pl_uring_recv */
+    PL_URING_WRITABLE = 2,    /* with want_write: a send slot is free again */
+    PL_URING_SYNCED = 4,      /* the fdatasync batch ended: call pl_uring_sync_done */
+    PL_URING_WATCHED = 8,     /* the watched descriptor is readable (or at its end) */
+    PL_URING_INTERRUPTED = 16 /* a signal arrived while waiting */
+};
+
+/* Submits what is queued and sleeps until one of the PL_URING_* conditions or until
+ * CLOCK_MONOTONIC reaches deadline_ns (UINT64_MAX: no deadline), with the signal mask
+ * `mask` in force while it sleeps (NULL: the thread's own).  Returns at once when one is
+ * already true.  Returns the bits (0 at the deadline) or a negative errno (the ring
+ * failed).  Datagrams of the last pl_uring_recv are given back first. */
+int pl_uring_wait(pl_uring *u, uint64_t deadline_ns, int want_write, const sigset_t *mask);
+
+/* Watches one descriptor for reading (e.g. records on stdin), told by PL_URING_WATCHED;
+ * -1 stops.  Returns 0, or -EPERM for a regular file or a directory (always readable: read
+ * it without waiting). */
+int pl_uring_watch(pl_uring *u, int fd);
 
 /* Asynchronous fdatasync of n descriptors (0..PL_URING_SYNC_FDS_MOST), one batch at a
  * time: -EBUSY while one runs, -EINVAL for n over the limit.  pl_uring_sync_done()

@@ -10,10 +10,12 @@
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,7 +27,7 @@
 #define URING_SEND_SLOTS_DEFAULT 256u
 #define URING_SLOT_BYTES 1536u          /* PL_URING_DATAGRAM_MOST rounded up to cache lines */
 
-enum { OP_RECV = 1, OP_SEND = 2, OP_SYNC = 3, OP_CANCEL = 4 };
+enum { OP_RECV = 1, OP_SEND = 2, OP_SYNC = 3, OP_WATCH = 4, OP_CANCEL = 5 };
 #define UD(kind, index) (((uint64_t)(kind) << 56) | (uint64_t)(index))
 #define UD_KIND(ud) ((unsigned)((ud) >> 56))
 #define UD_INDEX(ud) ((unsigned)((ud) & 0xffffffu))
@@ -69,6 +71,9 @@ struct pl_uring {
     int slot_taken;
     queued *q;
     send_op *ops;
+    /* the watched descriptor */
+    int watched, watch_armed, watch_ready;
+    unsigned watch_generation;
     /* fdatasync */
     unsigned sync_pending;
     int sync_result, sync_ended;
@@ -181,6 +186,12 @@ static void sync_complete(pl_uring *u, const struct io_uring_cqe *cqe) {
     if (--u->sync_pending == 0) u->sync_ended = 1;
 }
 
+static void watch_complete(pl_uring *u, const struct io_uring_cqe *cqe) {
+    if (UD_INDEX(cqe->user_data) != u->watch_generation) return;   /* of a descriptor no longer watched */
+    u->watch_armed = 0;
+    u->watch_ready = cqe->res != -ECANCELED;   /* readable, at its end, or failing: the caller reads */
+}
+
 /* Dispatches every completion already posted. */
 static void uring_reap(pl_uring *u) {
     struct io_uring_cqe *cqe;
@@ -190,6 +201,7 @@ static void uring_reap(pl_uring *u) {
         case OP_RECV: recv_complete(u, cqe); break;
         case OP_SEND: send_complete(u, cqe); break;
         case OP_SYNC: sync_complete(u, cqe); break;
+        case OP_WATCH: watch_complete(u, cqe); break;
         default: break;
         }
         seen++;
@@ -209,15 +221,11 @@ static int uring_poll(pl_uring *u) {
 }
 
 uint8_t *pl_uring_send_slot(pl_uring *u) {
-    if (u->slot_taken >= 0) return u->send_mem + (size_t)u->slot_taken * URING_SLOT_BYTES;
-    if (u->free_slots_len == 0 && pl_uring_flush(u) < 0) return NULL;
-    while (u->free_slots_len == 0) {   /* every slot in flight: a UDP send always ends */
-        struct io_uring_cqe *cqe;
-        int r = io_uring_wait_cqe(&u->ring, &cqe);
-        if (r < 0 && r != -EINTR) return NULL;
-        uring_reap(u);
+    if (u->slot_taken < 0 && u->free_slots_len == 0) {   /* every slot in flight: see if one came back */
+        if (pl_uring_flush(u) < 0 || uring_poll(u) < 0) return NULL;
+        if (u->free_slots_len == 0) return NULL;
     }
-    u->slot_taken = u->free_slots[--u->free_slots_len];
+    if (u->slot_taken < 0) u->slot_taken = u->free_slots[--u->free_slots_len];
     return u->send_mem + (size_t)u->slot_taken * URING_SLOT_BYTES;
 }
 
@@ -297,39 +305,86 @@ static int send_build(pl_uring *u) {
 
 int pl_uring_flush(pl_uring *u) {
     int r = send_build(u);
-    return r < 0 ? r : submit_result(io_uring_submit(&u->ring));
+    if (r == 0) r = submit_result(io_uring_submit(&u->ring));
+    return r == 0 && u->free_slots_len == 0 && u->slot_taken < 0 ? -EAGAIN : r;
 }
 
 /* ---- wait ---- */
 
-static int uring_ready(const pl_uring *u) { return u->rq_head != u->rq_tail || u->sync_ended; }
+/* Polls the watched descriptor once; its completion says it is readable (or at its end). */
+static int watch_arm(pl_uring *u) {
+    if (u->watched < 0 || u->watch_armed || u->watch_ready) return 0;
+    struct io_uring_sqe *sqe = uring_sqe(u);
+    if (!sqe) return -EBUSY;
+    io_uring_prep_poll_add(sqe, u->watched, POLLIN);
+    io_uring_sqe_set_data64(sqe, UD(OP_WATCH, u->watch_generation));
+    u->watch_armed = 1;
+    return 0;
+}
+
+int pl_uring_watch(pl_uring *u, int fd) {
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) != 0) return -errno;
+    if (fd >= 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) return -EPERM;   /* always ready */
+    if (u->watch_armed) {
+        struct io_uring_sqe *sqe = uring_sqe(u);
+        if (!sqe) return -EBUSY;
+        io_uring_prep_poll_remove(sqe, UD(OP_WATCH, u->watch_generation));
+        io_uring_sqe_set_data64(sqe, UD(OP_CANCEL, 0));
+    }
+    u->watch_generation = (u->watch_generation + 1) & 0xffffffu;   /* a late completion is stale */
+    u->watched = fd;
+    u->watch_armed = u->watch_ready = 0;
+    return 0;
+}
+
+/* What is ready now, as PL_URING_* bits; the watched descriptor's readiness is told once. */
+static int uring_ready(pl_uring *u, int want_write) {
+    int bits = (u->rq_head != u->rq_tail ? PL_URING_READABLE : 0) | (u->sync_ended ? PL_URING_SYNCED : 0) |
+               (want_write && u->free_slots_len > 0 ? PL_URING_WRITABLE : 0) | (u->watch_ready ? PL_URING_WATCHED : 0);
+    u->watch_ready = 0;
+    return bits;
+}
+
+static int wait_arm(pl_uring *u) {
+    int r = recv_arm(u);
+    return r < 0 ? r : watch_arm(u);
+}
 
 /* One pass without sleeping (one system call at most: submit and collect), then sleeps in
- * one io_uring_enter until a completion or the deadline, as long as nothing is ready.
- * A completion that only frees send slots does not end the wait. */
-int pl_uring_wait(pl_uring *u, uint64_t deadline_ns) {
+ * one io_uring_enter, with the caller's signal mask, until a completion or the deadline,
+ * as long as nothing is ready.  A send completion is news only when want_write. */
+int pl_uring_wait(pl_uring *u, uint64_t deadline_ns, int want_write, const sigset_t *mask) {
     recv_release(u);
-    int r = send_build(u);
-    if (r == 0) r = recv_arm(u);
+    int r = send_build(u), bits = 0;
+    if (r == 0) r = wait_arm(u);
     if (r == 0) r = uring_poll(u);
-    while (r == 0 && !uring_ready(u)) {
-        if ((r = recv_arm(u)) < 0) break;   /* it may have ended in the last pass */
+    while (r == 0 && !(bits = uring_ready(u, want_write))) {
+        if ((r = wait_arm(u)) < 0) break;   /* the receive may have ended in the last pass */
         uint64_t now_ns = pl_uring_now_ns();
         if (now_ns >= deadline_ns) break;
         struct __kernel_timespec ts = { .tv_sec = (long long)((deadline_ns - now_ns) / 1000000000u),
                                         .tv_nsec = (long long)((deadline_ns - now_ns) % 1000000000u) };
         struct io_uring_cqe *cqe;
-        r = io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, deadline_ns == UINT64_MAX ? NULL : &ts, NULL);
+        r = io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, deadline_ns == UINT64_MAX ? NULL : &ts,
+                                             (sigset_t *)mask);
         uring_reap(u);
-        if (r == -ETIME || r == -EINTR) { r = 0; break; }   /* the deadline or a signal: the caller's turn */
+        if (r == -EINTR) return uring_ready(u, want_write) | PL_URING_INTERRUPTED;
+        if (r == -ETIME) return uring_ready(u, want_write);   /* the deadline */
         r = submit_result(r);
     }
-    return r;
+    return r < 0 ? r : bits;
 }
 
 int pl_uring_recv(pl_uring *u, pl_uring_dgram *out, size_t most) {
     recv_release(u);
-    if (!u->defer_taskrun) uring_reap(u);   /* completions posted since the last call */
+    /* Completions since the last call; a ring that runs them only when asked is asked once
+     * when nothing is waiting, so that a batch is every datagram there is now. */
+    uring_reap(u);
+    if (u->rq_head == u->rq_tail && u->defer_taskrun) {
+        int r = uring_poll(u);
+        if (r < 0) return r;
+    }
     size_t n = 0;
     while (n < most && u->rq_head != u->rq_tail) {
         recv_done *d = &u->rq[u->rq_head & (u->recv_buffers - 1)];
@@ -535,6 +590,7 @@ int pl_uring_open(pl_uring **out, int fd, const pl_uring_config *cfg, char *err,
     }
     u->fd = fd;
     u->slot_taken = -1;
+    u->watched = -1;
     if ((r = open_steps(u, cfg, err, err_len)) < 0) {
         pl_uring_close(u);
         return r;
@@ -552,6 +608,7 @@ static void close_drain(pl_uring *u) {
         io_uring_sqe_set_data64(sqe, UD(OP_CANCEL, 0));
     }
     int r = send_build(u);
+    if (r == 0) r = pl_uring_watch(u, -1);
     while (r == 0 && (u->recv_armed || u->sends_in_flight || u->sync_pending)) {
         r = submit_result(io_uring_submit_and_wait(&u->ring, 1));
         uring_reap(u);

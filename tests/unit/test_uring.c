@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -83,7 +84,7 @@ static unsigned recv_count(pl_uring *u, unsigned want, size_t len_most, uint8_t 
     unsigned got = 0;
     uint64_t end_ns = pl_uring_now_ns() + RECV_WITHIN_NS;
     while (got < want && pl_uring_now_ns() < end_ns) {
-        CHECK(pl_uring_wait(u, pl_uring_now_ns() + 100000000u) == 0);
+        CHECK(pl_uring_wait(u, pl_uring_now_ns() + 100000000u, 0, NULL) >= 0);
         int n = pl_uring_recv(u, d, 64);
         CHECK(n >= 0);
         for (int i = 0; i < n; i++, got++) {
@@ -98,15 +99,28 @@ static unsigned recv_count(pl_uring *u, unsigned want, size_t len_most, uint8_t 
     return got;
 }
 
+/* The next send slot; when all are in flight, waits (want_write) until one comes back. */
+static uint8_t *slot_of(pl_uring *u) {
+    uint8_t *slot;
+    uint64_t end_ns = pl_uring_now_ns() + RECV_WITHIN_NS;
+    while (!(slot = pl_uring_send_slot(u)) && pl_uring_now_ns() < end_ns) {
+        int r = pl_uring_flush(u);
+        CHECK(r == 0 || r == -EAGAIN);
+        CHECK(pl_uring_wait(u, end_ns, 1, NULL) >= 0);
+    }
+    CHECK(slot);
+    return slot;
+}
+
 static void send_batch(pl_uring *u, const sock *to, unsigned first, unsigned n, size_t len_most) {
     for (unsigned i = first; i < first + n; i++) {
-        uint8_t *slot = pl_uring_send_slot(u);
-        CHECK(slot);
+        uint8_t *slot = slot_of(u);
         size_t len = dgram_len(i, len_most);
         dgram_fill(slot, i, len);
         CHECK(pl_uring_send_queue(u, len, (const struct sockaddr *)&to->addr, to->addr_len) == 0);
     }
-    CHECK(pl_uring_flush(u) == 0);
+    int r = pl_uring_flush(u);
+    CHECK(r == 0 || r == -EAGAIN);
 }
 
 static void batches_arrive_whole(int family, int gso, int gro) {
@@ -145,7 +159,7 @@ static void from_names_the_sender(void) {
     uint8_t p[64];
     dgram_fill(p, 5, dgram_len(5, sizeof p));
     CHECK(sendto(a.fd, p, dgram_len(5, sizeof p), 0, (struct sockaddr *)&b.addr, b.addr_len) > 0);
-    CHECK(pl_uring_wait(ub, pl_uring_now_ns() + RECV_WITHIN_NS) == 0);
+    CHECK(pl_uring_wait(ub, pl_uring_now_ns() + RECV_WITHIN_NS, 0, NULL) == PL_URING_READABLE);
     pl_uring_dgram d[4];
     CHECK(pl_uring_recv(ub, d, 4) == 1);
     CHECK(d[0].from_len == a.addr_len);
@@ -169,7 +183,7 @@ static void gso_train_is_one_sendmsg_and_arrives_as_datagrams(void) {
         CHECK(pl_uring_send_queue(ua, len, (struct sockaddr *)&b.addr, b.addr_len) == 0);
     }
     CHECK(pl_uring_flush(ua) == 0);
-    CHECK(pl_uring_wait(ua, 0) == 0);
+    CHECK(pl_uring_wait(ua, 0, 0, NULL) >= 0);
     pl_uring_stats_get(ua, &st);
     CHECK_EQ_U(st.sendmsgs, 1);
     CHECK_EQ_U(st.gso_sendmsgs, 1);
@@ -201,7 +215,7 @@ static void gso_trains_split_where_they_must(void) {
         CHECK(pl_uring_send_queue(ua, 100, (struct sockaddr *)&c.addr, c.addr_len) == 0);
     }
     CHECK(pl_uring_flush(ua) == 0);
-    CHECK(pl_uring_wait(ua, 0) == 0);
+    CHECK(pl_uring_wait(ua, 0, 0, NULL) >= 0);
     pl_uring_stats_get(ua, &st);
     /* [b 500, b 400] [c 500] [b 500] [c 100 x 64] [c 100] */
     CHECK_EQ_U(st.sendmsgs, 5);
@@ -228,7 +242,7 @@ static void datagram_limit_at_its_edge(void) {
     unsigned got = 0;
     uint64_t end_ns = pl_uring_now_ns() + RECV_WITHIN_NS;
     while (got < 2 && pl_uring_now_ns() < end_ns) {
-        CHECK(pl_uring_wait(ub, pl_uring_now_ns() + 100000000u) == 0);
+        CHECK(pl_uring_wait(ub, pl_uring_now_ns() + 100000000u, 0, NULL) >= 0);
         int n = pl_uring_recv(ub, d, 4);
         for (int i = 0; i < n && got < 2; i++) lens[got++] = d[i].len;
     }
@@ -258,6 +272,84 @@ static void receive_survives_running_out_of_buffers(void) {
     CHECK(st.recv_rearms >= 1);
     drop(NULL, &a);
     drop(ub, &b);
+}
+
+static int temp_file(const char *text) {
+    char path[] = "/tmp/pl_uring_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    unlink(path);
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    return fd;
+}
+
+/* One send slot: once it is in flight there is none (flush says -EAGAIN) until the send
+ * completes, which a wait with want_write reports. */
+static void the_last_slot_in_flight_asks_for_a_wait(void) {
+    sock a = sock_open(AF_INET), b = sock_open(AF_INET);
+    pl_uring *ua = uring_on(&a, 0, 1, 0, 0);
+    uint8_t *slot = pl_uring_send_slot(ua);
+    CHECK(slot && pl_uring_send_slot(ua) == slot);   /* the same until it is queued */
+    memset(slot, 9, 100);
+    CHECK(pl_uring_send_queue(ua, 100, (struct sockaddr *)&b.addr, b.addr_len) == 0);
+    CHECK(pl_uring_send_queue(ua, 100, (struct sockaddr *)&b.addr, b.addr_len) == -EINVAL);   /* no slot */
+    CHECK(pl_uring_flush(ua) == -EAGAIN);
+    int bits = 0;
+    uint64_t end_ns = pl_uring_now_ns() + RECV_WITHIN_NS;
+    while (!(bits & PL_URING_WRITABLE) && pl_uring_now_ns() < end_ns) bits = pl_uring_wait(ua, end_ns, 1, NULL);
+    CHECK(bits == PL_URING_WRITABLE);
+    CHECK(pl_uring_send_slot(ua) != NULL);
+    uint8_t p[200];
+    CHECK(recv(b.fd, p, sizeof p, 0) == 100 && p[99] == 9);
+    drop(ua, &a);
+    drop(NULL, &b);
+}
+
+/* A pipe is reported readable once written to, and no more once unwatched; a regular file
+ * cannot be watched (it never blocks). */
+static void watched_descriptor_is_reported(void) {
+    sock s = sock_open(AF_INET);
+    pl_uring *u = uring_on(&s, 0, 0, 0, 0);
+    int p[2];
+    CHECK(pipe(p) == 0);
+    CHECK(pl_uring_watch(u, p[0]) == 0);
+    CHECK(pl_uring_wait(u, pl_uring_now_ns() + 10000000u, 0, NULL) == 0);
+    CHECK(write(p[1], "r", 1) == 1);
+    CHECK(pl_uring_wait(u, pl_uring_now_ns() + RECV_WITHIN_NS, 0, NULL) == PL_URING_WATCHED);
+    char c;
+    CHECK(read(p[0], &c, 1) == 1);
+    CHECK(pl_uring_wait(u, pl_uring_now_ns() + 10000000u, 0, NULL) == 0);   /* drained: quiet */
+    CHECK(pl_uring_watch(u, -1) == 0);
+    CHECK(write(p[1], "r", 1) == 1);
+    CHECK(pl_uring_wait(u, pl_uring_now_ns() + 10000000u, 0, NULL) == 0);
+    int f = temp_file("x");
+    CHECK(pl_uring_watch(u, f) == -EPERM);
+    close(f);
+    close(p[0]);
+    close(p[1]);
+    drop(u, &s);
+}
+
+static void on_alarm(int sig) { (void)sig; }
+
+/* A signal blocked outside the wait and let in by its mask ends the wait, and says so. */
+static void signal_in_the_wait_mask_interrupts_it(void) {
+    sock s = sock_open(AF_INET);
+    pl_uring *u = uring_on(&s, 0, 0, 0, 0);
+    struct sigaction sa = { .sa_handler = on_alarm };   /* no SA_RESTART */
+    sigemptyset(&sa.sa_mask);
+    CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+    sigset_t block, during;
+    sigemptyset(&block);
+    sigaddset(&block, SIGALRM);
+    CHECK(sigprocmask(SIG_BLOCK, &block, &during) == 0);
+    sigdelset(&during, SIGALRM);
+    struct itimerval it = { .it_value = { .tv_usec = 20000 } };
+    CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+    int bits = pl_uring_wait(u, pl_uring_now_ns() + RECV_WITHIN_NS, 0, &during);
+    CHECK(bits == PL_URING_INTERRUPTED);
+    CHECK(sigprocmask(SIG_UNBLOCK, &block, NULL) == 0);
+    drop(u, &s);
 }
 
 /* Two send slots for 300 datagrams: a slot is waited for, never reused while in flight. */
@@ -299,33 +391,26 @@ static void wait_keeps_the_deadline(void) {
     sock a = sock_open(AF_INET), b = sock_open(AF_INET);
     pl_uring *ub = uring_on(&b, 0, 0, 0, 0);
     uint64_t deadline_ns = pl_uring_now_ns() + 20000000u;
-    CHECK(pl_uring_wait(ub, deadline_ns) == 0);
+    CHECK(pl_uring_wait(ub, deadline_ns, 0, NULL) == 0);
     CHECK(pl_uring_now_ns() >= deadline_ns);
     pl_uring_dgram d[2];
     CHECK(pl_uring_recv(ub, d, 2) == 0);
-    CHECK(pl_uring_wait(ub, 0) == 0);
+    CHECK(pl_uring_wait(ub, 0, 0, NULL) == 0);
+    CHECK(pl_uring_wait(ub, 0, 1, NULL) == PL_URING_WRITABLE);   /* every slot is free */
     CHECK(sendto(a.fd, "x", 1, 0, (struct sockaddr *)&b.addr, b.addr_len) == 1);
-    CHECK(pl_uring_wait(ub, UINT64_MAX) == 0);
+    CHECK(pl_uring_wait(ub, UINT64_MAX, 0, NULL) == PL_URING_READABLE);
     CHECK(pl_uring_recv(ub, d, 2) == 1);
     drop(NULL, &a);
     drop(ub, &b);
 }
 
-static int temp_file(const char *text) {
-    char path[] = "/tmp/pl_uring_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    unlink(path);
-    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
-    return fd;
-}
 
 /* Waits for the fdatasync batch to end and returns its result. */
 static int sync_result(pl_uring *u) {
     int result = 1;
     uint64_t end_ns = pl_uring_now_ns() + RECV_WITHIN_NS;
     while (!pl_uring_sync_done(u, &result) && pl_uring_now_ns() < end_ns)
-        CHECK(pl_uring_wait(u, pl_uring_now_ns() + 100000000u) == 0);
+        CHECK(pl_uring_wait(u, pl_uring_now_ns() + 100000000u, 0, NULL) >= 0);
     return result;
 }
 
@@ -416,7 +501,8 @@ static void missing_io_uring_enosys_says_so(void) { refused(ENOSYS, "ENOSYS"); }
     TEST_CASE(gso_and_gro_batches_arrive_whole_each_once), TEST_CASE(from_names_the_sender), \
     TEST_CASE(gso_train_is_one_sendmsg_and_arrives_as_datagrams), TEST_CASE(gso_trains_split_where_they_must), \
     TEST_CASE(datagram_limit_at_its_edge), TEST_CASE(receive_survives_running_out_of_buffers), \
-    TEST_CASE(sends_wait_for_a_free_slot), TEST_CASE(config_limits_at_their_edges), \
+    TEST_CASE(sends_wait_for_a_free_slot), TEST_CASE(the_last_slot_in_flight_asks_for_a_wait), \
+    TEST_CASE(watched_descriptor_is_reported), TEST_CASE(signal_in_the_wait_mask_interrupts_it), TEST_CASE(config_limits_at_their_edges), \
     TEST_CASE(wait_keeps_the_deadline), TEST_CASE(fdatasync_batch_ends_once), \
     TEST_CASE(fdatasync_error_fails_the_batch), TEST_CASE(fdatasync_batch_limit_at_its_edge), \
     TEST_CASE(refused_by_seccomp_eperm_says_so), TEST_CASE(missing_io_uring_enosys_says_so)
