@@ -13,6 +13,10 @@
  *                                 path's loss, queue and jitter and arrives after the
  *                                 path's propagation delay alone, so never after the
  *                                 original (at the same instant it is handled first).
+ *   forge: FROM > TO as A at TIME ... datagrams made up from what travels in clear (FROM's
+ *                                 key id, a seen or random run, an epoch field), sent
+ *                                 from A's address next to TO.
+ *   forward: NODE > TO at TIME    whatever reaches NODE is relayed to TO.
  *
  * The attacker's datagrams are in the trace (`attack`, `src`) and the pcap like any other. */
 #include "sim_world.h"
@@ -25,9 +29,15 @@ int sim_attack_setup(sim_world *w, char *err, size_t err_len) {
     const sim_scenario *sc = w->sc;
     w->captures = calloc(sc->replay_count ? sc->replay_count : 1, sizeof *w->captures);
     w->spoof_fired = calloc(sc->spoof_count ? sc->spoof_count : 1, 1);
-    if (w->captures == NULL || w->spoof_fired == NULL) {
+    w->forges = calloc(sc->forge_count ? sc->forge_count : 1, sizeof *w->forges);
+    if (w->captures == NULL || w->spoof_fired == NULL || w->forges == NULL) {
         snprintf(err, err_len, "out of memory");
         return -1;
+    }
+    for (uint32_t i = 0; i < sc->forge_count; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "forge:%u", i);
+        sim_rng_derive(&w->forges[i].rng, w->seed, label);
     }
     return 0;
 }
@@ -39,8 +49,10 @@ void sim_attack_free(sim_world *w) {
     }
     free(w->captures);
     free(w->spoof_fired);
+    free(w->forges);
     w->captures = NULL;
     w->spoof_fired = NULL;
+    w->forges = NULL;
 }
 
 /* ---- address changes ---- */
@@ -140,6 +152,63 @@ void sim_attack_on_replay(sim_world *w, uint32_t index) {
     c->used = c->capacity = c->count = c->item_capacity = 0;
 }
 
+/* ---- forged datagrams and relays ---- */
+
+static uint32_t key_id(const uint8_t public_key[32]) {
+    uint32_t h = 0x811c9dc5u; /* FNV-1a 32 (spec/crypto.md §4): the key id is in clear */
+    for (int i = 0; i < 32; i++) h = (h ^ public_key[i]) * 0x01000193u;
+    return h;
+}
+
+void sim_attack_on_forge(sim_world *w, uint32_t index) {
+    const sim_forge_spec *x = &w->sc->forges[index];
+    struct sim_forge_state *st = &w->forges[index];
+    if (!x->run_seen || st->seen) {
+        sim_packet *pkt = sim_packet_alloc(w);
+        if (pkt == NULL) {
+            sim_world_fail(w, "too many datagrams alive");
+            return;
+        }
+        uint64_t run = x->run_seen ? st->seen_run : sim_rng_next(&st->rng);
+        uint32_t id = key_id(w->nodes[x->from].public_key);
+        pkt->len = (uint32_t)x->len;
+        sim_rng_fill(&st->rng, pkt->bytes, pkt->len);
+        pkt->bytes[0] = 1;                                  /* version 1, sender packet */
+        pkt->bytes[1] = (uint8_t)(0x30 | x->epoch_field);   /* 4-byte packet number */
+        for (int b = 0; b < 4; b++) pkt->bytes[2 + b] = (uint8_t)(id >> (24 - 8 * b));
+        for (int b = 0; b < 8; b++) pkt->bytes[6 + b] = (uint8_t)(run >> (56 - 8 * b));
+        pkt->from = x->as;
+        pkt->forged = SIM_FORGED_FORGE;
+        pkt->src = w->nodes[x->as].addr;
+        pkt->dst = w->nodes[x->to].addr;
+        w->forged_datagrams++;
+        sim_world_inject(w, pkt, w->engine.now_ns); /* the attacker sits next to its target */
+    }
+    if (++st->sent < x->count) sim_world_at(w, w->engine.now_ns + x->every_ns, SIM_EV_FORGE, index, 0, NULL);
+}
+
+void sim_attack_on_arrive(sim_world *w, uint32_t node, const sim_packet *pkt) {
+    const sim_scenario *sc = w->sc;
+    for (uint32_t i = 0; i < sc->forward_count; i++) {
+        const sim_forward_spec *x = &sc->forwards[i];
+        if (x->from != node || w->engine.now_ns < x->at_ns) continue;
+        sim_packet *copy = sim_packet_alloc(w);
+        if (copy == NULL) {
+            sim_world_fail(w, "too many datagrams alive");
+            return;
+        }
+        memcpy(copy->bytes, pkt->bytes, pkt->len);
+        copy->len = pkt->len;
+        copy->from = node;
+        copy->forged = SIM_FORGED_FORWARD;
+        copy->src = w->nodes[node].addr;
+        copy->dst = w->nodes[x->to].addr;
+        w->forwarded_datagrams++;
+        const sim_path_params *pp = &w->path_params[node * w->node_count + x->to];
+        sim_world_inject(w, copy, w->engine.now_ns + pp->delay_ns);
+    }
+}
+
 /* ---- on every routed datagram ---- */
 
 static void spoof(sim_world *w, const sim_spoof_spec *x, const sim_packet *pkt) {
@@ -161,6 +230,14 @@ static void spoof(sim_world *w, const sim_spoof_spec *x, const sim_packet *pkt) 
 
 void sim_attack_on_route(sim_world *w, uint32_t from, uint32_t to, const sim_packet *pkt) {
     const sim_scenario *sc = w->sc;
+    for (uint32_t i = 0; i < sc->forge_count; i++) {
+        /* The attacker reads the run of sender packets (R = 0) off the path. */
+        if (sc->forges[i].from != from || sc->forges[i].to != to || pkt->len < 14 || (pkt->bytes[1] & 0x80)) continue;
+        uint64_t run = 0;
+        for (int b = 6; b < 14; b++) run = run << 8 | pkt->bytes[b];
+        w->forges[i].seen_run = run;
+        w->forges[i].seen = 1;
+    }
     for (uint32_t i = 0; i < sc->replay_count; i++) {
         sim_capture *c = &w->captures[i];
         if (c->fired || sc->replays[i].from != from || sc->replays[i].to != to) continue;

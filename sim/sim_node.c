@@ -461,6 +461,13 @@ void sim_node_on_disk(sim_world *w, sim_node *n, uint64_t incarnation) {
         sim_trace_str(&w->trace, "node", n->spec->name);
         sim_trace_u64(&w->trace, "token", token);
         sim_trace_end(&w->trace);
+        if (++n->memo_durable == n->spec->crash_at_memo) {
+            /* crash_at_memo: durable on disk, and the endpoint dies before it hears so (it
+             * never sends the ACCEPT this write was waiting for). */
+            sim_node_crash(w, n);
+            sim_world_at(w, w->engine.now_ns + n->spec->crash_at_memo_restart_ns, SIM_EV_RESTART, n->index, 0, NULL);
+            return;
+        }
         int r = pure_link_memo_written(n->pl, token, w->engine.now_ns);
         if (r != 0) sim_node_api_error(w, n, "pure_link_memo_written", r);
     }

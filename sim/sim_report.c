@@ -472,6 +472,8 @@ void sim_report_json(const sim_world *w, FILE *out, double wall_s) {
     ju(out, "epoch_rollbacks", t.epoch_rollbacks);
     ju(out, "replayed_datagrams", w->replayed_datagrams);
     ju(out, "spoofed_datagrams", w->spoofed_datagrams);
+    ju(out, "forged_datagrams", w->forged_datagrams);
+    ju(out, "forwarded_datagrams", w->forwarded_datagrams);
     ju(out, "datagrams_no_route", w->datagrams_unroutable);
     if (t.latency_count) {
         jd(out, "latency_ms_p50", t.latency_ms_p50);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pure_link.h"
 #include "sim_value.h"
 
 #define SIM_PORT_DEFAULT 4433u
@@ -287,6 +288,45 @@ static int parse_attack(parser *p, char *value, const char *what, char *from_out
     return 0;
 }
 
+static int parse_count(parser *p, const char *what, const char *arg, uint64_t *out, uint64_t least, uint64_t most) {
+    if (sim_value_u64(arg, out) != 0 || *out < least || *out > most)
+        return fail(p, "bad %s '%s' (%llu..%llu)", what, arg, (unsigned long long)least, (unsigned long long)most);
+    return 0;
+}
+
+/* `forge: FROM > TO as ATTACKER at TIME [epoch E] [len N] [count C] [every D] [run seen|random]` */
+static int parse_forge(parser *p, char *value, sim_forge_spec *x) {
+    char *gt = strchr(value, '>');
+    if (gt == NULL) return fail(p, "forge is 'FROM > TO as NAME at TIME [...]'");
+    *gt = 0;
+    char *from = trim(value), *rest = gt + 1, *to = word(&rest);
+    if (to == NULL || !valid_node_name(from) || !valid_node_name(to)) return fail(p, "bad node names in forge");
+    x->count = 1, x->len = 80, x->every_ns = 1000000;
+    int have_at = 0;
+    for (char *w; (w = word(&rest)) != NULL;) {
+        char *arg = word(&rest);
+        if (arg == NULL) return fail(p, "'%s' needs a value", w);
+        int r = 0;
+        if (strcmp(w, "at") == 0) r = sim_value_duration_ns(arg, &x->at_ns) ? fail(p, "bad time '%s'", arg) : 0, have_at = 1;
+        else if (strcmp(w, "every") == 0)
+            r = sim_value_duration_ns(arg, &x->every_ns) || x->every_ns == 0 ? fail(p, "bad every '%s'", arg) : 0;
+        else if (strcmp(w, "as") == 0) {
+            if (!valid_node_name(arg)) return fail(p, "bad node name '%s'", arg);
+            strcpy(x->as_name, arg);
+        } else if (strcmp(w, "epoch") == 0) r = parse_count(p, "epoch field", arg, &x->epoch_field, 0, 15);
+        else if (strcmp(w, "len") == 0) r = parse_count(p, "len", arg, &x->len, 32, PURE_LINK_DATAGRAM_MOST);
+        else if (strcmp(w, "count") == 0) r = parse_count(p, "count", arg, &x->count, 1, 100000000);
+        else if (strcmp(w, "run") == 0 && (strcmp(arg, "seen") == 0 || strcmp(arg, "random") == 0))
+            x->run_seen = strcmp(arg, "seen") == 0;
+        else return fail(p, "forge takes at, as, epoch, len, count, every, run (seen|random), not '%s %s'", w, arg);
+        if (r != 0) return -1;
+    }
+    if (!have_at || x->as_name[0] == 0) return fail(p, "forge is 'FROM > TO as NAME at TIME [...]'");
+    strcpy(x->from_name, from);
+    strcpy(x->to_name, to);
+    return 0;
+}
+
 /* ---- global keys ---- */
 
 static int parse_global(parser *p, const char *key, char *value, int *handled) {
@@ -336,6 +376,18 @@ static int parse_global(parser *p, const char *key, char *value, int *handled) {
         memset(x, 0, sizeof *x);
         if (parse_attack(p, value, "spoof", x->from_name, x->to_name, x->as_name, &x->at_ns) != 0) return -1;
         sc->spoof_count++;
+    } else if (strcmp(key, "forge") == 0) {
+        if (sc->forge_count == SIM_ATTACKS_MOST) return fail(p, "more than %u forges", SIM_ATTACKS_MOST);
+        sim_forge_spec *x = &sc->forges[sc->forge_count];
+        memset(x, 0, sizeof *x);
+        if (parse_forge(p, value, x) != 0) return -1;
+        sc->forge_count++;
+    } else if (strcmp(key, "forward") == 0) {
+        if (sc->forward_count == SIM_ATTACKS_MOST) return fail(p, "more than %u forwards", SIM_ATTACKS_MOST);
+        sim_forward_spec *x = &sc->forwards[sc->forward_count];
+        memset(x, 0, sizeof *x);
+        if (parse_attack(p, value, "forward", x->from_name, x->to_name, NULL, &x->at_ns) != 0) return -1;
+        sc->forward_count++;
     } else if (strcmp(key, "share_from") == 0) {
         if (sim_value_duration_ns(value, &sc->share_from_ns) != 0) return fail(p, "bad share_from");
     } else if (strcmp(key, "tcp") == 0) {
@@ -496,6 +548,13 @@ static int parse_node_key(parser *p, const char *key, char *value) {
         return parse_wire(p, n, value);
     } else if (strcmp(key, "crash") == 0) {
         return parse_crash(p, n, value);
+    } else if (strcmp(key, "crash_at_memo") == 0) {
+        /* crash_at_memo: K restart D -- the K-th memo write is durable, the endpoint not told */
+        char *rest = value, *k = word(&rest), *kw = word(&rest), *d = word(&rest);
+        if (k == NULL || sim_value_u64(k, &n->crash_at_memo) != 0 || n->crash_at_memo == 0 || kw == NULL ||
+            strcmp(kw, "restart") != 0 || d == NULL || sim_value_duration_ns(d, &n->crash_at_memo_restart_ns) != 0 ||
+            word(&rest) != NULL)
+            return fail(p, "crash_at_memo is 'K restart DURATION' (K >= 1)");
     } else {
         return fail(p, "unknown node key '%s'", key);
     }
@@ -656,10 +715,11 @@ static int finish(parser *p) {
         if (nd < 0) return fail(p, "at node.%s: unknown node", c->node_name);
         c->node = (uint32_t)nd;
     }
-    for (uint32_t i = 0; i < sc->replay_count; i++) {
-        sim_replay_spec *r = &sc->replays[i];
+    for (uint32_t i = 0; i < sc->replay_count + sc->forward_count; i++) {
+        sim_replay_spec *r = i < sc->replay_count ? &sc->replays[i] : &sc->forwards[i - sc->replay_count];
         int f = sim_scenario_node(sc, r->from_name), t = sim_scenario_node(sc, r->to_name);
-        if (f < 0 || t < 0) return fail(p, "replay %s > %s names an unknown node", r->from_name, r->to_name);
+        if (f < 0 || t < 0)
+            return fail(p, "%s %s > %s names an unknown node", i < sc->replay_count ? "replay" : "forward", r->from_name, r->to_name);
         r->from = (uint32_t)f;
         r->to = (uint32_t)t;
     }
@@ -679,6 +739,14 @@ static int finish(parser *p) {
         for (uint32_t j = 0; j < sc->tcp_count; j++)
             if (sc->tcps[j].from == x->as || sc->tcps[j].to == x->as)
                 return fail(p, "spoof: the victim %s must send nothing (it has a TCP flow)", x->as_name);
+    }
+    for (uint32_t i = 0; i < sc->forge_count; i++) {
+        sim_forge_spec *x = &sc->forges[i];
+        int f = sim_scenario_node(sc, x->from_name), t = sim_scenario_node(sc, x->to_name);
+        int a = sim_scenario_node(sc, x->as_name);
+        if (f < 0 || t < 0 || a < 0) return fail(p, "forge %s > %s as %s names an unknown node", x->from_name, x->to_name, x->as_name);
+        if (a == t) return fail(p, "forge: the attacker %s is not the target", x->as_name);
+        x->from = (uint32_t)f, x->to = (uint32_t)t, x->as = (uint32_t)a;
     }
     for (uint32_t i = 0; i < sc->setting_count; i++)
         if (resolve_pair(p, &sc->settings[i]) != 0) return -1;

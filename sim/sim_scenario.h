@@ -26,7 +26,7 @@
 #define SIM_PATH_SETTINGS_MOST 256u /* path.* lines for single directions */
 #define SIM_CHANGES_MOST 256u       /* timed changes (`at` lines) */
 #define SIM_NODE_CHANGES_MOST 64u   /* timed address changes (`at TIME node.NAME.port|addr`) */
-#define SIM_ATTACKS_MOST 16u        /* `replay:` lines, and `spoof:` lines */
+#define SIM_ATTACKS_MOST 16u        /* `replay:`, `spoof:`, `forge:` and `forward:` lines, each */
 #define SIM_MORE_MOST 16u           /* `more:` lines of one link */
 #define SIM_LINE_MOST 2048u         /* bytes of one scenario line */
 #define SIM_NEVER UINT64_MAX        /* "no such time" */
@@ -74,6 +74,8 @@ typedef struct sim_node_spec {
     uint32_t wire_count;            /* 0: every node linking here is wired with "*" */
     sim_crash_spec crashes[SIM_CRASHES_MOST];
     uint32_t crash_count;
+    uint64_t crash_at_memo;         /* `crash_at_memo: K restart D`: 0 none, else K */
+    uint64_t crash_at_memo_restart_ns;
     sim_endpoint_spec endpoint;
 } sim_node_spec;
 
@@ -147,6 +149,24 @@ typedef struct sim_spoof_spec {
     uint64_t at_ns;
 } sim_spoof_spec;
 
+/* `forge: FROM > TO as ATTACKER at TIME [epoch E] [len N] [count C] [every D] [run seen]`:
+ * from TIME on, C datagrams (default 1), one every D, from ATTACKER's address to TO: a
+ * sender header of version 1 with FROM's key id (it travels in clear), epoch field E
+ * (default 0), a random 4-byte packet number, and random bytes up to N B (default 80).
+ * The run is random per datagram, or with `run seen` that of the latest sender packet
+ * FROM sent TO (the attacker read it on the path; none seen yet: nothing sent). */
+typedef struct sim_forge_spec {
+    char from_name[SIM_NODE_NAME_MOST + 1], to_name[SIM_NODE_NAME_MOST + 1], as_name[SIM_NODE_NAME_MOST + 1];
+    uint32_t from, to, as;          /* resolved */
+    uint64_t at_ns, every_ns, count, len, epoch_field;
+    int run_seen;
+} sim_forge_spec;
+
+/* `forward: NODE > TO at TIME`: from TIME on, every datagram that reaches NODE is also sent
+ * to TO from NODE's address (after the path's delay NODE > TO): an attacker relays what it
+ * draws, a LOST among it. */
+typedef sim_replay_spec sim_forward_spec;  /* from: NODE */
+
 typedef struct sim_scenario {
     uint64_t seed;
     int seed_given;
@@ -167,6 +187,10 @@ typedef struct sim_scenario {
     uint32_t replay_count;
     sim_spoof_spec spoofs[SIM_ATTACKS_MOST];
     uint32_t spoof_count;
+    sim_forge_spec forges[SIM_ATTACKS_MOST];
+    uint32_t forge_count;
+    sim_forward_spec forwards[SIM_ATTACKS_MOST];
+    uint32_t forward_count;
     sim_node_spec nodes[SIM_NODES_MOST];
     uint32_t node_count;
     sim_link_spec links[SIM_LINKS_MOST];

@@ -92,7 +92,8 @@ static void trace_packet(sim_world *w, const char *name, const sim_packet *pkt, 
     sim_trace_u64(&w->trace, "id", pkt->id);
     sim_trace_u64(&w->trace, "len", pkt->len);
     if (pkt->copy) sim_trace_u64(&w->trace, "copy", 1);
-    if (pkt->forged) sim_trace_str(&w->trace, "attack", pkt->forged == SIM_FORGED_REPLAY ? "replay" : "spoof");
+    static const char *const attack_names[] = {"", "replay", "spoof", "forge", "forward"};
+    if (pkt->forged) sim_trace_str(&w->trace, "attack", attack_names[pkt->forged]);
     if (!addr_equal(&pkt->src, &w->nodes[pkt->from].home)) {
         sim_addr_text(&pkt->src, text);
         sim_trace_str(&w->trace, "src", text);
@@ -202,6 +203,7 @@ static void on_arrive(sim_world *w, uint32_t target, sim_packet *pkt) {
         drop_no_route(w, pkt);
         return;
     }
+    sim_attack_on_arrive(w, target, pkt);
     if (!sim_node_up(n)) {
         w->arrivals_dropped_down++;
         trace_packet(w, "transport:packet_dropped", pkt, n->failed ? "node_failed" : "node_down");
@@ -400,6 +402,7 @@ static void schedule_start(sim_world *w) {
     for (uint32_t i = 0; i < sc->node_change_count; i++)
         sim_world_at(w, sc->node_changes[i].at_ns, SIM_EV_NODE_CHANGE, i, 0, NULL);
     for (uint32_t i = 0; i < sc->replay_count; i++) sim_world_at(w, sc->replays[i].at_ns, SIM_EV_REPLAY, i, 0, NULL);
+    for (uint32_t i = 0; i < sc->forge_count; i++) sim_world_at(w, sc->forges[i].at_ns, SIM_EV_FORGE, i, 0, NULL);
     for (uint32_t i = 0; i < w->link_count; i++)
         for (uint32_t m = 0; m < sc->links[i].more_count; m++)
             sim_world_at(w, sc->links[i].more[m].at_ns, SIM_EV_APP_MORE, i, m, NULL);
@@ -457,6 +460,7 @@ static void dispatch(sim_world *w, const sim_event *ev) {
     case SIM_EV_TCP_TIMER: sim_tcp_on_timer(w, &w->tcps[ev->target], ev->arg); break;
     case SIM_EV_NODE_CHANGE: sim_attack_on_node_change(w, ev->target); break;
     case SIM_EV_REPLAY: sim_attack_on_replay(w, ev->target); break;
+    case SIM_EV_FORGE: sim_attack_on_forge(w, ev->target); break;
     case SIM_EV_APP_MORE: sim_link_on_more(w, &w->links[ev->target], (uint32_t)ev->arg); break;
     default: assert(0 && "unknown event kind"); break;
     }

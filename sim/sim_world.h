@@ -59,12 +59,15 @@ typedef enum sim_event_kind {
     SIM_EV_TCP_TIMER,      /* target TCP flow, arg generation << 1 | side */
     SIM_EV_NODE_CHANGE,    /* target node change index (an address change) */
     SIM_EV_REPLAY,         /* target replay index */
-    SIM_EV_APP_MORE        /* target link, arg index of its `more` line */
+    SIM_EV_APP_MORE,       /* target link, arg index of its `more` line */
+    SIM_EV_FORGE           /* target forge index */
 } sim_event_kind;
 
 #define SIM_FORGED_NONE 0u
 #define SIM_FORGED_REPLAY 1u /* a replayed copy of what `from` sent earlier */
 #define SIM_FORGED_SPOOF 2u  /* a copy of what `from` sends now, from a victim's address */
+#define SIM_FORGED_FORGE 3u  /* made up by the attacker (`from` is the attacker's node) */
+#define SIM_FORGED_FORWARD 4u /* what reached the attacker's node, relayed (`forward:`) */
 #define SIM_NO_NODE UINT32_MAX
 #define SIM_ADDR_TEXT_MOST 24u /* "255.255.255.255:65535" and a NUL */
 
@@ -137,6 +140,7 @@ typedef struct sim_node {
     size_t memory_mapped;
     pure_link *pl;           /* NULL while down */
     uint32_t incarnation;    /* counts starts */
+    uint64_t memo_durable;   /* memo writes made durable, over every incarnation */
     int failed;              /* a fatal error stopped it */
     int fatal_code;
     uint64_t wake_ns, wake_gen;
@@ -264,7 +268,8 @@ typedef struct sim_world {
     sim_keys keys;           /* the nonce oracle: every endpoint's crypto table */
     sim_capture *captures;   /* one per `replay:` line */
     uint8_t *spoof_fired;    /* one per `spoof:` line */
-    uint64_t replayed_datagrams, spoofed_datagrams;
+    struct sim_forge_state { uint64_t sent, seen_run; int seen; sim_rng rng; } *forges; /* per `forge:` */
+    uint64_t replayed_datagrams, spoofed_datagrams, forged_datagrams, forwarded_datagrams;
 } sim_world;
 
 /* ---- sim_world.c ---- */
@@ -339,6 +344,9 @@ void sim_attack_free(sim_world *w);
  * race a spoofed copy if a spoof is due.  Called before the datagram enters its path. */
 void sim_attack_on_route(sim_world *w, uint32_t from, uint32_t to, const sim_packet *pkt);
 void sim_attack_on_replay(sim_world *w, uint32_t replay);
+void sim_attack_on_forge(sim_world *w, uint32_t forge);
+/* A datagram reaches node `node` (up or not): relay it if a `forward:` says so. */
+void sim_attack_on_arrive(sim_world *w, uint32_t node, const sim_packet *pkt);
 void sim_attack_on_node_change(sim_world *w, uint32_t change);
 
 /* ---- sim_oracle.c ---- */
