@@ -99,6 +99,17 @@ $(B)/bench/bench_uring: tests/bench/bench_uring.c $(B)/shims/uring.o $(LIB_A) $(
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(B)/shims/uring.o $(LIB_A) $(LIBS) -luring
 
+# The store's tests and benchmark link the store (and only it) from shims/.
+STORE_OBJ := $(filter $(B)/shims/store%.o,$(SHIM_OBJ))
+$(B)/tests/test_store: tests/unit/test_store.c $(STORE_OBJ) $(SIM_A) $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(STORE_OBJ) $(SIM_A) $(LIB_A) $(LIBS) -lpthread
+$(B)/bench/bench_store: tests/bench/bench_store.c $(STORE_OBJ) $(SIM_A) $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(STORE_OBJ) $(SIM_A) $(LIB_A) $(LIBS) -lpthread
+
 $(B)/interop_sender: tests/interop/drive_sender.c $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ tests/interop/drive_sender.c $(LIB_A) $(LIBS)

@@ -22,6 +22,13 @@
 
 #define PL_STORE_INPUTS_MOST 256u     /* inputs one store serves */
 #define PL_STORE_BATCH_FDS_MOST 1024u /* descriptors one commit batch may name */
+#define PL_STORE_STREAMS_PER_INPUT_MOST 1024u /* stream files in one input's directory (each
+                                                 keeps a descriptor open); one more is refused */
+#define PL_STORE_RUNS_KEPT 4096u      /* runs a stream remembers; past it the least recent is
+                                         forgotten (answered as new should it come back) */
+#define PL_STORE_FILE_BYTES_MOST (1ull << 40) /* default bound of one stream file: 1 TiB */
+#define PL_STORE_CHECKPOINT_BYTES (64u << 20) /* a stream's index is rewritten after this
+                                                 many new durable bytes (bounds recovery) */
 
 typedef struct pl_store_input {
     const char *name;  /* input name, 1..PURE_LINK_NAME_MOST bytes */
@@ -34,15 +41,20 @@ typedef struct pl_store_config {
     size_t inputs_len;           /* 1..PL_STORE_INPUTS_MOST */
     const char *memo_path;       /* the memo file; NULL keeps no memo */
     size_t memo_bytes;           /* pure_link_memo_size() of the endpoint's config */
+    uint64_t file_bytes_most;    /* bound of one stream file; 0: PL_STORE_FILE_BYTES_MOST */
 } pl_store_config;
 
 typedef struct pl_store pl_store;
 
 /* Opens the store: creates missing directories, recovers each stream file to its last
- * durable record (a torn tail is cut off), and reads the memo.  Returns 0, or a negative
- * errno with one line in err (NUL-terminated) naming the path and the cause. */
+ * durable record (a torn tail is cut off, and what is kept is fdatasync'ed before it is
+ * claimed), and reads the memo.  Returns 0, or a negative errno with one line in err
+ * (NUL-terminated) naming the path and the cause.  It sets SIGXFSZ to SIG_IGN when it is
+ * at its default, so that a file-size limit is an EFBIG error, not a kill. */
 int pl_store_open(pl_store **out, const pl_store_config *config, char *err, size_t err_len);
-/* Closes every file; the caller commits first if it wants the last records durable. */
+/* Closes every file (not while a batch is open); the caller commits first if it wants the
+ * last records durable.  Records appended and not committed are not claimed before the
+ * next open has made them durable. */
 void pl_store_close(pl_store *s);
 
 /* The memo bytes read at open (NULL, 0 when there is none yet): pass them to
@@ -57,28 +69,46 @@ int pl_store_peer(pl_store *s, int peer, const uint8_t peer_public[32]);
  * durable stored mark, or a refusal when the input or shape does not match); RECORD is
  * appended (not yet durable); MEMO_WRITE is written (not yet durable).  Other kinds are
  * ignored.  Returns 0, or a negative errno with one line in err; the caller must then stop
- * (a full disk, an I/O error): nothing half-written is claimed stored. */
+ * (a full disk, an I/O error): nothing half-written is claimed stored.  The failure is
+ * sticky: later events return it again, while a commit of what was appended before it
+ * still runs.
+ *
+ * The mark given to STREAM_OPEN is always a durable one: the core acknowledges records
+ * below it to the sender at once.  A run that binds again on another handle while some of
+ * its records wait for a commit gets the durable mark; the store skips the records it
+ * holds already and reports them stored on the new handle once they are durable.  The
+ * store keys its table on the handle and re-maps it on every STREAM_OPEN (the core reuses
+ * handles for other runs). */
 int pl_store_event(pl_store *s, pure_link *pl, const pure_link_event *ev, uint64_t now_ns, char *err,
                    size_t err_len);
 
 /* Group commit, in two halves so that a driver can fdatasync off its network thread.
  * pl_store_pending(): 1 when bytes wait for a commit.
  * pl_store_commit_begin(): closes the current batch and fills fds (at most fds_most) with
- * the descriptors to fdatasync; returns their count (0: nothing to commit).  Events handled
- * after it belong to the next batch.  At most one batch is open at a time.
+ * the descriptors to fdatasync; returns their count (0: nothing to commit), -EALREADY when
+ * a batch is open, or the store's failure once nothing is left to commit (pl_store_commit
+ * says it in a line).  Events handled after it belong to the next batch.  At most one
+ * batch is open at a time; files that did not fit in fds_most go first in the next one.
  * pl_store_commit_end(): result is 0 when every fdatasync of the batch returned 0, else a
  * negative errno; on success it calls pure_link_stored() and pure_link_memo_written() for
- * everything the batch covered.  Returns 0 or the error (with one line in err).
+ * everything the batch covered.  Returns 0 or the error (with one line in err).  A failed
+ * fdatasync is never retried: the pages it failed to write may be marked clean, so a later
+ * fdatasync that succeeds proves nothing about them.  The store fails for good, claims
+ * nothing of the batch or after it, and cuts each file of the batch back to its durable
+ * end, so that a reopen does not find those records either.
  * pl_store_commit(): both halves with the fdatasync calls in between, on this thread. */
 int pl_store_pending(const pl_store *s);
 int pl_store_commit_begin(pl_store *s, int *fds, size_t fds_most);
 int pl_store_commit_end(pl_store *s, pure_link *pl, int result, uint64_t now_ns, char *err, size_t err_len);
 int pl_store_commit(pl_store *s, pure_link *pl, uint64_t now_ns, char *err, size_t err_len);
 
-/* Totals for exit statistics. */
+/* Totals for exit statistics.  records_missing: records a sender says were stored that this
+ * store does not hold (its base was beyond the store's mark: files lost or restored from an
+ * older copy).  bytes_cut: torn tails cut off at open. */
 typedef struct pl_store_stats {
     uint64_t records_appended, records_durable, bytes_durable;
     uint64_t commits, fdatasyncs, streams_refused;
+    uint64_t records_missing, bytes_cut;
 } pl_store_stats;
 void pl_store_stats_get(const pl_store *s, pl_store_stats *out);
 

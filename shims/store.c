@@ -1,0 +1,383 @@
+/* store.c: the receiver's store (shims/pl_store.h) — its inputs and their directories, the
+ * streams in them, the core's stream handles bound to runs, and the events.  The only file
+ * of the store that calls the core. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store_internal.h"
+
+int st_fail(pl_store *s, int rc, const char *line) {
+    if (!s->failed) {
+        s->failed = rc;
+        snprintf(s->failed_line, sizeof s->failed_line, "%s", line ? line : strerror(-rc));
+    }
+    return s->failed;
+}
+
+int st_failed(const pl_store *s, char *err, size_t err_len) {
+    if (!s->failed) return 0;
+    return st_err(err, err_len, s->failed, "%s", s->failed_line);
+}
+
+/* ---- Open ---- */
+
+static int mkdirs(const char *dir) {
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return -ENAMETOOLONG;
+    for (char *c = p + 1; *c; c++) {
+        if (*c != '/') continue;
+        *c = 0;
+        if (mkdir(p, 0750) != 0 && errno != EEXIST) return -errno;
+        *c = '/';
+    }
+    if (mkdir(p, 0750) != 0 && errno != EEXIST) return -errno;
+    return 0;
+}
+
+static int has_suffix(const char *name, const char *suffix) {
+    size_t n = strlen(name), k = strlen(suffix);
+    return n > k && strcmp(name + n - k, suffix) == 0;
+}
+
+static int streams_room(pl_store *s, size_t more) {
+    size_t want = s->dirty_cap + more;
+    st_stream **a = realloc(s->dirty, want * sizeof *a);
+    if (a != NULL) s->dirty = a;
+    st_stream **b = realloc(s->batch, want * sizeof *b);
+    if (b != NULL) s->batch = b;
+    if (a == NULL || b == NULL) return -ENOMEM;
+    s->dirty_cap = s->batch_cap = want;
+    return 0;
+}
+
+static int stream_add(pl_store *s, st_input *in, st_stream *st) {
+    if (streams_room(s, 1) != 0) return -ENOMEM;
+    st->input = in;
+    in->streams[in->streams_len++] = st;
+    return 0;
+}
+
+/* Recovers every record file of an input's directory; leftovers of an interrupted create
+ * or checkpoint (*.tmp) are removed first. */
+static int input_recover(pl_store *s, st_input *in, char *err, size_t err_len) {
+    DIR *d = fdopendir(dup(in->dir_fd));
+    if (d == NULL) return st_err(err, err_len, -errno, "%s: read directory: %s", in->dir, strerror(errno));
+    int rc = 0;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        rewinddir(d);
+        for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
+            if (pass == 0 && has_suffix(e->d_name, ".tmp")) unlinkat(in->dir_fd, e->d_name, 0);
+            if (pass == 0 || !has_suffix(e->d_name, ".plr")) continue;
+            if (in->streams_len == PL_STORE_STREAMS_PER_INPUT_MOST) {
+                rc = st_err(err, err_len, -EMFILE, "%s: more than %u stream files", in->dir,
+                            PL_STORE_STREAMS_PER_INPUT_MOST);
+                break;
+            }
+            st_stream *st = calloc(1, sizeof *st);
+            if (st == NULL) { rc = st_err(err, err_len, -ENOMEM, "%s: out of memory", in->dir); break; }
+            st->fd = -1;
+            rc = st_stream_recover(st, in->dir_fd, in->dir, e->d_name, &s->stats.bytes_cut, err, err_len);
+            if (rc == 0 && (rc = stream_add(s, in, st)) != 0) st_err(err, err_len, rc, "%s: out of memory", in->dir);
+            if (rc != 0) st_stream_free(st);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static int input_open(pl_store *s, st_input *in, const pl_store_input *cfg, char *err, size_t err_len) {
+    size_t len = cfg->name ? strlen(cfg->name) : 0;
+    if (len < 1 || len > PURE_LINK_NAME_MOST || strchr(cfg->name, '\n') != NULL)
+        return st_err(err, err_len, -EINVAL, "store: input name \"%s\" must be 1..%u bytes without a newline",
+                      cfg->name ? cfg->name : "", PURE_LINK_NAME_MOST);
+    if (cfg->dir == NULL || cfg->dir[0] == 0)
+        return st_err(err, err_len, -EINVAL, "store: input %s has no directory", cfg->name);
+    memcpy(in->name, cfg->name, len + 1);
+    in->shape = cfg->shape;
+    in->dir_fd = -1;
+    if ((in->dir = strdup(cfg->dir)) == NULL) return st_err(err, err_len, -ENOMEM, "store: out of memory");
+    in->streams = calloc(PL_STORE_STREAMS_PER_INPUT_MOST, sizeof *in->streams);
+    if (in->streams == NULL) return st_err(err, err_len, -ENOMEM, "store: out of memory");
+    int rc = mkdirs(cfg->dir);
+    if (rc != 0) return st_err(err, err_len, rc, "%s: create directory: %s", cfg->dir, strerror(-rc));
+    in->dir_fd = open(cfg->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (in->dir_fd < 0) return st_err(err, err_len, -errno, "%s: open directory: %s", cfg->dir, strerror(errno));
+    return input_recover(s, in, err, err_len);
+}
+
+/* Two inputs may share neither a name nor a directory (their stream files would mix). */
+static int inputs_distinct(const pl_store *s, char *err, size_t err_len) {
+    for (size_t i = 0; i < s->inputs_len; i++)
+        for (size_t k = 0; k < i; k++) {
+            struct stat a, b;
+            const st_input *x = &s->inputs[i], *y = &s->inputs[k];
+            if (strcmp(x->name, y->name) == 0)
+                return st_err(err, err_len, -EINVAL, "store: input %s is named twice", x->name);
+            if (fstat(x->dir_fd, &a) == 0 && fstat(y->dir_fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+                return st_err(err, err_len, -EINVAL, "store: inputs %s and %s share the directory %s", y->name, x->name,
+                              x->dir);
+        }
+    return 0;
+}
+
+int pl_store_open(pl_store **out, const pl_store_config *config, char *err, size_t err_len) {
+    *out = NULL;
+    if (config == NULL || config->inputs_len < 1 || config->inputs_len > PL_STORE_INPUTS_MOST)
+        return st_err(err, err_len, -EINVAL, "store: 1..%u inputs, not %zu", PL_STORE_INPUTS_MOST,
+                      config ? config->inputs_len : 0);
+    pl_store *s = calloc(1, sizeof *s);
+    if (s == NULL) return st_err(err, err_len, -ENOMEM, "store: out of memory");
+    s->file_bytes_most = config->file_bytes_most ? config->file_bytes_most : PL_STORE_FILE_BYTES_MOST;
+    s->memo.fd = -1;
+    struct sigaction sa;
+    if (sigaction(SIGXFSZ, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) signal(SIGXFSZ, SIG_IGN);
+    int rc = (s->inputs = calloc(config->inputs_len, sizeof *s->inputs)) == NULL
+                 ? st_err(err, err_len, -ENOMEM, "store: out of memory") : 0;
+    for (size_t i = 0; rc == 0 && i < config->inputs_len; i++) {
+        s->inputs_len = i + 1;
+        rc = input_open(s, &s->inputs[i], &config->inputs[i], err, err_len);
+    }
+    if (rc == 0) rc = inputs_distinct(s, err, err_len);
+    if (rc == 0) rc = st_memo_open(&s->memo, config->memo_path, config->memo_bytes, err, err_len);
+    if (rc == 0 && s->dirty_cap == 0) rc = streams_room(s, 1);
+    if (rc != 0) {
+        pl_store_close(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void pl_store_close(pl_store *s) {
+    if (s == NULL) return;
+    for (size_t i = 0; i < s->inputs_len; i++) {
+        st_input *in = &s->inputs[i];
+        for (size_t k = 0; k < in->streams_len; k++) {
+            st_stream *st = in->streams[k];
+            /* A last checkpoint of what is durable spares the next open a long read. */
+            if (!s->failed && !s->batch_open && st->end_durable > st->index_end)
+                st_index_checkpoint_now(st, in->dir_fd, NULL, 0);
+            st_stream_free(st);
+        }
+        free(in->streams);
+        if (in->dir_fd >= 0) close(in->dir_fd);
+        free(in->dir);
+    }
+    free(s->inputs);
+    st_memo_close(&s->memo);
+    free(s->peers);
+    free(s->peer_known);
+    free(s->handles);
+    free(s->dirty);
+    free(s->batch);
+    free(s);
+}
+
+const uint8_t *pl_store_memo(const pl_store *s, size_t *len) {
+    *len = s->memo.loaded ? s->memo.bytes : 0;
+    return s->memo.loaded;
+}
+
+int pl_store_peer(pl_store *s, int peer, const uint8_t peer_public[32]) {
+    if (peer < 0) return -EINVAL;
+    if ((size_t)peer >= s->peers_len) {
+        size_t n = (size_t)peer + 1;
+        uint8_t(*p)[32] = realloc(s->peers, n * sizeof *p);
+        if (p != NULL) s->peers = p;
+        uint8_t *k = realloc(s->peer_known, n);
+        if (k != NULL) s->peer_known = k;
+        if (p == NULL || k == NULL) return -ENOMEM;
+        memset(s->peer_known + s->peers_len, 0, n - s->peers_len);
+        s->peers_len = n;
+    }
+    memcpy(s->peers[peer], peer_public, 32);
+    s->peer_known[peer] = 1;
+    return 0;
+}
+
+/* ---- Streams and handles ---- */
+
+static st_input *input_find(pl_store *s, const char *name) {
+    for (size_t i = 0; i < s->inputs_len; i++)
+        if (strcmp(s->inputs[i].name, name) == 0) return &s->inputs[i];
+    return NULL;
+}
+
+static st_stream *stream_find(st_input *in, const uint8_t key[32], const char *source) {
+    for (size_t i = 0; i < in->streams_len; i++)
+        if (memcmp(in->streams[i]->id.key, key, 32) == 0 && strcmp(in->streams[i]->id.source, source) == 0)
+            return in->streams[i];
+    return NULL;
+}
+
+/* A new stream file; *st NULL when the input is full or the name is taken (refused). */
+static int stream_new(pl_store *s, st_input *in, const uint8_t key[32], const char *source, st_stream **out,
+                      char *err, size_t err_len) {
+    *out = NULL;
+    if (in->streams_len == PL_STORE_STREAMS_PER_INPUT_MOST) return 0;
+    st_stream *st = calloc(1, sizeof *st);
+    if (st == NULL) return st_err(err, err_len, -ENOMEM, "store: out of memory");
+    st->fd = st->index_tmp_fd = -1;
+    memcpy(st->id.key, key, 32);
+    snprintf(st->id.source, sizeof st->id.source, "%s", source);
+    snprintf(st->id.input, sizeof st->id.input, "%s", in->name);
+    int rc = st_stream_create(st, in->dir_fd, in->dir, err, err_len);
+    if (rc == 0 && (rc = stream_add(s, in, st)) != 0) st_err(err, err_len, rc, "store: out of memory");
+    if (rc != 0) {
+        st_stream_free(st);
+        return rc == -EEXIST ? 0 : rc;  /* EEXIST: another key with the same 96-bit prefix */
+    }
+    *out = st;
+    return 0;
+}
+
+static int handle_bind(pl_store *s, int handle, st_stream *st, st_run *r) {
+    if ((size_t)handle >= s->handles_len) {
+        size_t n = (size_t)handle + 1 > 2 * s->handles_len ? (size_t)handle + 1 : 2 * s->handles_len;
+        st_handle *h = realloc(s->handles, n * sizeof *h);
+        if (h == NULL) return -ENOMEM;
+        memset(h + s->handles_len, 0, (n - s->handles_len) * sizeof *h);
+        s->handles = h, s->handles_len = n;
+    }
+    st_handle *h = &s->handles[handle];
+    if (h->stream != NULL) {  /* the core reused the handle: its old run is unbound */
+        st_run *old = st_run_find(h->stream, h->run);
+        if (old != NULL && old->handle == handle) old->handle = -1;
+    }
+    if (r->handle >= 0 && r->handle != handle) s->handles[r->handle].stream = NULL;  /* bound again elsewhere */
+    r->handle = handle;
+    h->stream = st;
+    h->run = r->run;
+    h->run_idx = (size_t)(r - st->runs);
+    h->seen = r->mark_durable;  /* the core hands over nothing below the mark */
+    return 0;
+}
+
+int st_open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
+                   uint64_t shape, int *answer, int64_t *mark, char *err, size_t err_len) {
+    *answer = -1, *mark = 0;
+    int rc = st_failed(s, err, err_len);
+    if (rc != 0) return rc;
+    size_t source_len = strlen(source);
+    if (source_len < 1 || source_len > PURE_LINK_NAME_MOST)
+        return st_err(err, err_len, -EINVAL, "store: a source name of %zu B (1..%u)", source_len, PURE_LINK_NAME_MOST);
+    st_input *in = input_find(s, input);
+    if (in == NULL || in->shape != shape) {
+        if (in != NULL) *answer = -PURE_LINK_OTHER_SHAPE;
+        s->stats.streams_refused++;
+        return 0;
+    }
+    if (peer < 0 || (size_t)peer >= s->peers_len || !s->peer_known[peer])
+        return st_err(err, err_len, -EINVAL, "store: peer %d was not given to pl_store_peer", peer);
+    st_stream *st = stream_find(in, s->peers[peer], source);
+    if (st == NULL && (rc = stream_new(s, in, s->peers[peer], source, &st, err, err_len)) != 0) return rc;
+    if (st == NULL) {
+        s->stats.streams_refused++;
+        return 0;
+    }
+    st_run *r = st_run_find(st, run);
+    if (r == NULL && (r = st_run_add(st, run, err, err_len)) == NULL) return -ENOMEM;
+    if (handle_bind(s, handle, st, r) != 0) return st_err(err, err_len, -ENOMEM, "store: out of memory");
+    *answer = 0;
+    *mark = (int64_t)r->mark_durable;
+    return 0;
+}
+
+static st_run *handle_run(st_handle *h) {
+    st_stream *st = h->stream;
+    if (h->run_idx < st->runs_len && st->runs[h->run_idx].run == h->run) return &st->runs[h->run_idx];
+    st_run *r = st_run_find(st, h->run);
+    if (r != NULL) h->run_idx = (size_t)(r - st->runs);
+    return r;
+}
+
+int st_record(pl_store *s, int handle, uint64_t run, int64_t record, const uint8_t *data, size_t len,
+              const uint8_t *data2, size_t len2, const st_notify *n, char *err, size_t err_len) {
+    int rc = st_failed(s, err, err_len);
+    if (rc != 0) return rc;
+    st_handle *h = handle >= 0 && (size_t)handle < s->handles_len ? &s->handles[handle] : NULL;
+    st_run *r = h && h->stream && h->run == run ? handle_run(h) : NULL;
+    if (r == NULL || record < 0)
+        return st_err(err, err_len, -EINVAL, "store: a record on stream handle %d that no STREAM_OPEN bound", handle);
+    st_stream *st = h->stream;
+    uint64_t k = (uint64_t)record;
+    if (k + 1 > h->seen) h->seen = k + 1;
+    if (k < r->mark_appended) {
+        /* Held already (the run bound again before its last records were durable). */
+        if (k < r->mark_durable) n->stored(n->ctx, handle, (int64_t)(h->seen < r->mark_durable ? h->seen : r->mark_durable));
+        return 0;
+    }
+    if (k > r->mark_appended) s->stats.records_missing += k - r->mark_appended;
+    rc = st_stream_append(st, r, k, data, len, data2, len2, s->file_bytes_most, err, err_len);
+    if (rc != 0) return st_fail(s, rc, err);
+    s->stats.records_appended++;
+    if (!r->in_next) {
+        r->in_next = 1;
+        st->runs_next[st->runs_next_len++] = (uint32_t)(r - st->runs);
+    }
+    st_dirty_add(s, st);
+    return 0;
+}
+
+/* ---- Events, commit and the core ---- */
+
+typedef struct core_ctx {
+    pure_link *pl;
+    uint64_t now_ns;
+} core_ctx;
+
+static void core_stored(void *ctx, int stream, int64_t record) {
+    core_ctx *c = ctx;
+    pure_link_stored(c->pl, stream, record, c->now_ns);
+}
+
+static void core_memo_written(void *ctx, uint64_t token) {
+    core_ctx *c = ctx;
+    pure_link_memo_written(c->pl, token, c->now_ns);
+}
+
+int pl_store_event(pl_store *s, pure_link *pl, const pure_link_event *ev, uint64_t now_ns, char *err,
+                   size_t err_len) {
+    core_ctx c = {pl, now_ns};
+    st_notify n = {core_stored, core_memo_written, &c};
+    int rc, answer;
+    int64_t mark;
+    switch (ev->kind) {
+    case PURE_LINK_EVENT_STREAM_OPEN:
+        rc = st_open_stream(s, ev->stream, ev->peer, ev->run, ev->source, ev->input, ev->shape, &answer, &mark, err,
+                            err_len);
+        if (rc == 0) pure_link_stream_answer(pl, ev->stream, answer, mark, now_ns);
+        return rc;
+    case PURE_LINK_EVENT_RECORD:
+        return st_record(s, ev->stream, ev->run, ev->record, ev->data, ev->len, ev->data2, ev->len2, &n, err, err_len);
+    case PURE_LINK_EVENT_MEMO_WRITE:
+        if ((rc = st_failed(s, err, err_len)) != 0) return rc;
+        rc = st_memo_write(&s->memo, ev->offset, ev->token, ev->data, ev->len, err, err_len);
+        return rc != 0 ? st_fail(s, rc, err) : 0;
+    default:
+        return 0;
+    }
+}
+
+int pl_store_commit_end(pl_store *s, pure_link *pl, int result, uint64_t now_ns, char *err, size_t err_len) {
+    core_ctx c = {pl, now_ns};
+    st_notify n = {core_stored, core_memo_written, &c};
+    return st_commit_end(s, result, NULL, &n, err, err_len);
+}
+
+int pl_store_commit(pl_store *s, pure_link *pl, uint64_t now_ns, char *err, size_t err_len) {
+    core_ctx c = {pl, now_ns};
+    st_notify n = {core_stored, core_memo_written, &c};
+    return st_commit(s, &n, err, err_len);
+}
+
+void pl_store_stats_get(const pl_store *s, pl_store_stats *out) { *out = s->stats; }

@@ -1,0 +1,152 @@
+/* store_format.c: the bytes of a record file (shims/STORE.md): CRC32C, the file header,
+ * the record frame, and the file name of a stream.  Integers are little-endian. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+/* ---- CRC32C (Castagnoli, reflected 0x82f63b78): the SSE4.2 instruction where the CPU has
+ * it (about 8 B a cycle), else slicing-by-8 tables built once. ---- */
+
+static uint32_t crc_table[8][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+static int crc_hw;
+
+static void crc_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++) crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
+}
+
+static uint32_t crc_soft(uint32_t c, const uint8_t *p, size_t len) {
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        w ^= c;  /* little-endian machines: the low word takes the running crc */
+        c = crc_table[7][w & 0xff] ^ crc_table[6][(w >> 8) & 0xff] ^ crc_table[5][(w >> 16) & 0xff] ^
+            crc_table[4][(w >> 24) & 0xff] ^ crc_table[3][(w >> 32) & 0xff] ^ crc_table[2][(w >> 40) & 0xff] ^
+            crc_table[1][(w >> 48) & 0xff] ^ crc_table[0][w >> 56];
+        p += 8, len -= 8;
+    }
+    while (len--) c = (c >> 8) ^ crc_table[0][(c ^ *p++) & 0xff];
+    return c;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t c, const uint8_t *p, size_t len) {
+    uint64_t c64 = c;
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c64 = __builtin_ia32_crc32di(c64, w);
+        p += 8, len -= 8;
+    }
+    c = (uint32_t)c64;
+    while (len--) c = __builtin_ia32_crc32qi(c, *p++);
+    return c;
+}
+#endif
+
+uint32_t st_crc32c(uint32_t crc, const void *data, size_t len) {
+    pthread_once(&crc_once, crc_init);
+    uint32_t c = ~crc;
+#if defined(__x86_64__)
+    if (crc_hw) return ~crc_sse42(c, data, len);
+#endif
+    return ~crc_soft(c, data, len);
+}
+
+static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static uint32_t get32(const uint8_t *p) { uint32_t v = 0; for (int i = 3; i >= 0; i--) v = v << 8 | p[i]; return v; }
+static uint64_t get64(const uint8_t *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = v << 8 | p[i]; return v; }
+
+/* ---- File header: 192 B ---- */
+static const uint8_t header_magic[8] = {'P', 'L', 'R', 'E', 'C', 'S', '1', '\n'};
+enum { H_BYTES = 8, H_FLAGS = 12, H_KEY = 16, H_SOURCE = 48, H_INPUT = 113, H_CRC = 188 };
+
+static void name_put(uint8_t *p, const char *name) {
+    size_t n = strlen(name);
+    p[0] = (uint8_t)n;
+    memcpy(p + 1, name, n);
+}
+
+static int name_get(const uint8_t *p, char out[PURE_LINK_NAME_MOST + 1]) {
+    size_t n = p[0];
+    if (n < 1 || n > PURE_LINK_NAME_MOST || memchr(p + 1, 0, n) != NULL) return -1;
+    memcpy(out, p + 1, n);
+    out[n] = 0;
+    return 0;
+}
+
+void st_header_encode(uint8_t out[ST_HEADER_BYTES], const st_header *h) {
+    memset(out, 0, ST_HEADER_BYTES);
+    memcpy(out, header_magic, 8);
+    put32(out + H_BYTES, ST_HEADER_BYTES);
+    put32(out + H_FLAGS, 0);
+    memcpy(out + H_KEY, h->key, 32);
+    name_put(out + H_SOURCE, h->source);
+    name_put(out + H_INPUT, h->input);
+    put32(out + H_CRC, st_crc32c(0, out, H_CRC));
+}
+
+int st_header_decode(const uint8_t in[ST_HEADER_BYTES], st_header *h) {
+    if (memcmp(in, header_magic, 8) != 0 || get32(in + H_BYTES) != ST_HEADER_BYTES) return -1;
+    if (get32(in + H_CRC) != st_crc32c(0, in, H_CRC)) return -1;
+    memcpy(h->key, in + H_KEY, 32);
+    if (name_get(in + H_SOURCE, h->source) != 0 || name_get(in + H_INPUT, h->input) != 0) return -1;
+    return 0;
+}
+
+/* ---- Record frame: tag "PLF1", len u32, run u64, record u64, crc u32, then the bytes.
+ * The crc covers the first 24 B of the header and the record bytes. ---- */
+#define FRAME_TAG 0x31464c50u /* "PLF1" */
+
+void st_frame_encode(uint8_t out[ST_FRAME_BYTES], uint64_t run, uint64_t record, const uint8_t *data,
+                     size_t len, const uint8_t *data2, size_t len2) {
+    put32(out, FRAME_TAG);
+    put32(out + 4, (uint32_t)(len + len2));
+    put64(out + 8, run);
+    put64(out + 16, record);
+    uint32_t c = st_crc32c(0, out, 24);
+    c = st_crc32c(c, data, len);
+    c = st_crc32c(c, data2, len2);
+    put32(out + 24, c);
+}
+
+size_t st_frame_check(const uint8_t *in, size_t avail, st_frame *f) {
+    if (avail < ST_FRAME_BYTES || get32(in) != FRAME_TAG) return 0;
+    uint32_t len = get32(in + 4);
+    if (len > PURE_LINK_RECORD_MOST || avail - ST_FRAME_BYTES < len) return 0;
+    uint32_t c = st_crc32c(st_crc32c(0, in, 24), in + ST_FRAME_BYTES, len);
+    if (c != get32(in + 24)) return 0;
+    f->len = len;
+    f->run = get64(in + 8);
+    f->record = get64(in + 16);
+    return ST_FRAME_BYTES + (size_t)len;
+}
+
+/* ---- File names: names are bytes but 0x00 and 0x0a; keep the portable ones, escape the
+ * rest (and '%') as %XX, so that any source is one file name of at most 221 + suffix B. */
+void st_file_name(char out[ST_FILE_NAME_MOST], const uint8_t key[32], const char *source, const char *suffix) {
+    static const char hex[] = "0123456789abcdef";
+    char *p = out;
+    for (unsigned i = 0; i < ST_KEY_HEX / 2; i++) *p++ = hex[key[i] >> 4], *p++ = hex[key[i] & 15];
+    *p++ = '_';
+    for (const unsigned char *c = (const unsigned char *)source; *c; c++) {
+        int keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+                   *c == '_' || *c == '.';
+        if (keep) *p++ = (char)*c;
+        else *p++ = '%', *p++ = "0123456789ABCDEF"[*c >> 4], *p++ = "0123456789ABCDEF"[*c & 15];
+    }
+    snprintf(p, (size_t)(out + ST_FILE_NAME_MOST - p), "%s", suffix);
+}

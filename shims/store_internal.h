@@ -1,0 +1,192 @@
+/* store_internal.h: the pieces of the receiver's store (shims/pl_store.h), shared by the
+ * shims/store*.c files and the store's tests.  The on-disk format is in shims/STORE.md.
+ *
+ * Layering, top down: store.c (inputs, streams, the core's handles, events) uses
+ * store_commit.c (the group-commit batch), store_stream.c (one stream's record file:
+ * create, recover, append), store_index.c (a stream's checkpoint index), store_memo.c
+ * (the memo file) and store_format.c (bytes: CRC32C, headers, frames).  Only store.c
+ * calls the core; everything below it reports through a st_notify, so that the tests can
+ * watch exactly what would be acknowledged. */
+#ifndef PL_STORE_INTERNAL_H
+#define PL_STORE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pl_store.h"
+
+/* ---- store_format.c: bytes on disk (shims/STORE.md) ---- */
+#define ST_HEADER_BYTES 192u  /* record file header */
+#define ST_FRAME_BYTES 28u    /* record frame header: tag, len, run, record, crc */
+#define ST_INDEX_HEAD_BYTES 32u
+#define ST_INDEX_ENTRY_BYTES 24u
+#define ST_KEY_HEX 24u        /* hex digits of the sender key in a file name (96 bits) */
+#define ST_FILE_NAME_MOST (ST_KEY_HEX + 1 + 3 * PURE_LINK_NAME_MOST + 8 + 1)
+
+uint32_t st_crc32c(uint32_t crc, const void *data, size_t len);
+
+typedef struct st_header {
+    uint8_t key[32];
+    char source[PURE_LINK_NAME_MOST + 1];
+    char input[PURE_LINK_NAME_MOST + 1];
+} st_header;
+void st_header_encode(uint8_t out[ST_HEADER_BYTES], const st_header *h);
+int st_header_decode(const uint8_t in[ST_HEADER_BYTES], st_header *h); /* 0, or -1 if not one */
+
+typedef struct st_frame {
+    uint32_t len;     /* record bytes that follow the frame header */
+    uint64_t run, record;
+} st_frame;
+/* The frame header for a record in up to two pieces (the crc covers header and bytes). */
+void st_frame_encode(uint8_t out[ST_FRAME_BYTES], uint64_t run, uint64_t record, const uint8_t *data,
+                     size_t len, const uint8_t *data2, size_t len2);
+/* Checks a whole frame at `in` (avail bytes there).  Returns its total size, 0 when it is
+ * not (yet) whole or not valid: the tail from here is torn. */
+size_t st_frame_check(const uint8_t *in, size_t avail, st_frame *f);
+/* The file name of a stream: <24 hex of the key>_<source, %XX-escaped><suffix>. */
+void st_file_name(char out[ST_FILE_NAME_MOST], const uint8_t key[32], const char *source, const char *suffix);
+
+/* ---- One stream: its runs and its record file (store_stream.c) ---- */
+typedef struct st_run {
+    uint64_t run;
+    uint64_t mark_appended;  /* next record number after the last one appended */
+    uint64_t mark_batch;     /* mark_appended when the open batch closed */
+    uint64_t mark_durable;   /* next record number after the last durable one */
+    uint64_t end_off;        /* file offset after its last frame: how recent it is */
+    int handle;              /* the core's stream handle bound to it now, or -1 */
+    uint8_t in_next;         /* in its stream's runs_next list */
+} st_run;
+
+typedef struct st_stream {
+    st_header id;            /* key, source, input name */
+    struct st_input *input;
+    char *path;              /* the record file */
+    int fd;
+    uint64_t end_appended, end_batch, end_durable;  /* file offsets */
+    uint64_t last_appended, last_batch, last_durable;  /* bytes of the frame before each end */
+    uint64_t frames_appended, frames_batch, frames_durable;  /* frames appended since open */
+    st_run *runs;            /* at most PL_STORE_RUNS_KEPT */
+    size_t runs_len, runs_cap;
+    uint32_t *runs_next, *runs_batch;  /* run indexes appended to since the batch closed / in it */
+    size_t runs_next_len, runs_batch_len;
+    uint8_t dirty, in_batch;  /* in the store's dirty list / in the open batch */
+    /* The checkpoint index: what the file .pli on disk covers, and a new one waiting. */
+    uint64_t index_end;
+    int index_tmp_fd;         /* .pli.tmp written, waiting for its fdatasync; -1 none */
+    uint64_t index_tmp_end;
+    uint8_t index_in_batch;
+} st_stream;
+
+int st_write_all(int fd, const void *buf, size_t len, uint64_t off);
+int st_read_all(int fd, void *buf, size_t len, uint64_t off);
+/* Errors: every function that can fail returns a negative errno and writes one line. */
+int st_err(char *err, size_t err_len, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Creates a stream's file (header, fdatasync, rename into place, fsync of the directory). */
+int st_stream_create(st_stream *st, int dir_fd, const char *dir, char *err, size_t err_len);
+/* Opens an existing file and recovers it: reads its checkpoint, scans the frames after
+ * it, cuts a torn tail, fdatasyncs (so every frame it kept is durable). */
+int st_stream_recover(st_stream *st, int dir_fd, const char *dir, const char *name, uint64_t *bytes_cut,
+                      char *err, size_t err_len);
+void st_stream_free(st_stream *st);
+/* The run's entry (NULL if the stream does not know it). */
+st_run *st_run_find(st_stream *st, uint64_t run);
+/* Adds a run (forgetting the least recent idle one when PL_STORE_RUNS_KEPT are kept). */
+st_run *st_run_add(st_stream *st, uint64_t run, char *err, size_t err_len);
+/* Appends one frame (not yet durable); on a failed write cuts the file back to where it
+ * was.  file_bytes_most bounds the file. */
+int st_stream_append(st_stream *st, st_run *r, uint64_t record, const uint8_t *data, size_t len,
+                     const uint8_t *data2, size_t len2, uint64_t file_bytes_most, char *err, size_t err_len);
+/* Cuts the file back to its durable end (after a failed fdatasync); returns 0 or -errno. */
+int st_stream_cut_to_durable(st_stream *st);
+
+/* ---- store_index.c: a stream's checkpoint (shims/STORE.md "Index") ---- */
+/* Writes the checkpoint of the durable state to <name>.pli.tmp; returns the open fd
+ * (to fdatasync) or -errno. */
+int st_index_write_tmp(const st_stream *st, int dir_fd, char *err, size_t err_len);
+/* Renames <name>.pli.tmp to <name>.pli (after its fdatasync returned 0). */
+int st_index_install(const st_stream *st, int dir_fd, char *err, size_t err_len);
+/* Loads <name>.pli into st->runs when it is valid and agrees with the file (size, last
+ * frame); returns the offset it covers, or ST_HEADER_BYTES when there is none to trust. */
+uint64_t st_index_load(st_stream *st, int dir_fd, uint64_t file_bytes);
+/* Write, fdatasync, rename: a checkpoint on this thread (at open and close). */
+int st_index_checkpoint_now(st_stream *st, int dir_fd, char *err, size_t err_len);
+
+/* ---- store_memo.c: the memo file ---- */
+typedef struct st_memo {
+    char *path;
+    int fd;               /* -1: no memo */
+    size_t bytes;
+    uint8_t *loaded;      /* the memo read at open, NULL if none */
+    uint64_t *tokens_next, *tokens_batch;  /* MEMO_WRITE tokens waiting / in the open batch */
+    size_t next_len, next_cap, batch_len, batch_cap;
+    uint8_t in_batch;
+} st_memo;
+int st_memo_open(st_memo *m, const char *path, size_t bytes, char *err, size_t err_len);
+int st_memo_write(st_memo *m, uint64_t offset, uint64_t token, const uint8_t *data, size_t len, char *err,
+                  size_t err_len);
+/* Moves the waiting tokens into the (empty) batch; returns 1 if there were any. */
+int st_memo_batch_close(st_memo *m);
+void st_memo_close(st_memo *m);
+
+/* ---- What an acknowledgement does (the core in store.c; a recorder in the tests) ---- */
+typedef struct st_notify {
+    void (*stored)(void *ctx, int stream, int64_t record);
+    void (*memo_written)(void *ctx, uint64_t token);
+    void *ctx;
+} st_notify;
+
+/* ---- The store (store.c) ---- */
+typedef struct st_input {
+    char name[PURE_LINK_NAME_MOST + 1];
+    uint64_t shape;
+    char *dir;
+    int dir_fd;
+    st_stream **streams;    /* at most PL_STORE_STREAMS_PER_INPUT_MOST */
+    size_t streams_len;
+} st_input;
+
+typedef struct st_handle {
+    st_stream *stream;      /* NULL: not bound */
+    uint64_t run;
+    size_t run_idx;         /* where the run was in stream->runs (checked before use) */
+    uint64_t seen;          /* next record number the core handed over on this handle */
+} st_handle;
+
+struct pl_store {
+    st_input *inputs;
+    size_t inputs_len;
+    uint64_t file_bytes_most;
+    st_memo memo;
+    uint8_t (*peers)[32];   /* the key of each peer index */
+    uint8_t *peer_known;
+    size_t peers_len;
+    st_handle *handles;
+    size_t handles_len;
+    /* Group commit: streams appended to since the batch closed, and those in it. */
+    st_stream **dirty, **batch;
+    size_t dirty_len, dirty_cap, batch_len, batch_cap;
+    int batch_open;
+    size_t batch_fds;
+    int failed;             /* sticky: a write or fdatasync failed (negative errno) */
+    char failed_line[256];
+    pl_store_stats stats;
+};
+
+/* The store without the core: STREAM_OPEN's answer (0, -1, -PURE_LINK_OTHER_SHAPE) in
+ * *answer with the durable mark in *mark; RECORD; the second half of a commit. */
+int st_open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
+                   uint64_t shape, int *answer, int64_t *mark, char *err, size_t err_len);
+int st_record(pl_store *s, int handle, uint64_t run, int64_t record, const uint8_t *data, size_t len,
+              const uint8_t *data2, size_t len2, const st_notify *n, char *err, size_t err_len);
+void st_dirty_add(pl_store *s, st_stream *st);
+/* Makes the store fail for good with the line in err (later calls repeat it). */
+int st_fail(pl_store *s, int rc, const char *line);
+/* Returns the sticky failure (with its line in err), 0 if none. */
+int st_failed(const pl_store *s, char *err, size_t err_len);
+
+/* store_commit.c */
+int st_commit_end(pl_store *s, int result, const char *failed_path, const st_notify *n, char *err, size_t err_len);
+int st_commit(pl_store *s, const st_notify *n, char *err, size_t err_len);
+
+#endif

@@ -1,0 +1,295 @@
+/* store_stream.c: one stream's record file — created whole or not at all, recovered to its
+ * last whole frame, appended to one frame at a time — and the table of its runs. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "store_internal.h"
+
+int st_err(char *err, size_t err_len, int code, const char *fmt, ...) {
+    if (err != NULL && err_len > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, err_len, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+static char *path_join(const char *dir, const char *name) {
+    size_t n = strlen(dir) + 1 + strlen(name) + 1;
+    char *p = malloc(n);
+    if (p != NULL) snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+int st_write_all(int fd, const void *buf, size_t len, uint64_t off) {
+    const uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -errno;
+        p += n, len -= (size_t)n, off += (uint64_t)n;
+    }
+    return 0;
+}
+
+int st_read_all(int fd, void *buf, size_t len, uint64_t off) {
+    uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = pread(fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -errno;
+        if (n == 0) return -EIO;  /* the file is shorter than fstat said */
+        p += n, len -= (size_t)n, off += (uint64_t)n;
+    }
+    return 0;
+}
+
+/* ---- Runs ---- */
+
+st_run *st_run_find(st_stream *st, uint64_t run) {
+    for (size_t i = 0; i < st->runs_len; i++)
+        if (st->runs[i].run == run) return &st->runs[i];
+    return NULL;
+}
+
+/* The least recent run that nothing refers to: no handle, no pending append. */
+static st_run *run_to_forget(st_stream *st) {
+    st_run *old = NULL;
+    for (size_t i = 0; i < st->runs_len; i++) {
+        st_run *r = &st->runs[i];
+        if (r->handle >= 0 || r->in_next || r->mark_batch != r->mark_durable) continue;
+        if (old == NULL || r->end_off < old->end_off) old = r;
+    }
+    return old;
+}
+
+st_run *st_run_add(st_stream *st, uint64_t run, char *err, size_t err_len) {
+    st_run *r;
+    if (st->runs_len == PL_STORE_RUNS_KEPT) {
+        r = run_to_forget(st);
+        if (r == NULL) {
+            st_err(err, err_len, -ENOSPC, "%s: all %u runs kept are in use", st->path, PL_STORE_RUNS_KEPT);
+            return NULL;
+        }
+    } else {
+        if (st->runs_len == st->runs_cap) {
+            size_t cap = st->runs_cap ? st->runs_cap * 2 : 4;
+            st_run *runs = realloc(st->runs, cap * sizeof *runs);
+            uint32_t *a = realloc(st->runs_next, cap * sizeof *a);
+            if (a != NULL) st->runs_next = a;
+            uint32_t *b = realloc(st->runs_batch, cap * sizeof *b);
+            if (b != NULL) st->runs_batch = b;
+            if (runs == NULL || a == NULL || b == NULL) {
+                if (runs != NULL) st->runs = runs;
+                st_err(err, err_len, -ENOMEM, "%s: out of memory for its runs", st->path);
+                return NULL;
+            }
+            st->runs = runs;
+            st->runs_cap = cap;
+        }
+        r = &st->runs[st->runs_len++];
+    }
+    memset(r, 0, sizeof *r);
+    r->run = run;
+    r->handle = -1;
+    return r;
+}
+
+/* ---- Create ---- */
+
+int st_stream_create(st_stream *st, int dir_fd, const char *dir, char *err, size_t err_len) {
+    char name[ST_FILE_NAME_MOST], tmp[ST_FILE_NAME_MOST];
+    st_file_name(name, st->id.key, st->id.source, ".plr");
+    st_file_name(tmp, st->id.key, st->id.source, ".plr.tmp");
+    st->path = path_join(dir, name);
+    if (st->path == NULL) return st_err(err, err_len, -ENOMEM, "%s: out of memory", dir);
+    uint8_t h[ST_HEADER_BYTES];
+    st_header_encode(h, &st->id);
+    /* Header into a temporary name, durable, then renamed into place: a record file
+     * always has a whole header. */
+    int fd = openat(dir_fd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    if (fd < 0) return st_err(err, err_len, -errno, "%s/%s: create: %s", dir, tmp, strerror(errno));
+    int rc = st_write_all(fd, h, sizeof h, 0);
+    if (rc == 0 && fdatasync(fd) != 0) rc = -errno;
+    if (rc == 0 && renameat2(dir_fd, tmp, dir_fd, name, RENAME_NOREPLACE) != 0) rc = -errno;
+    if (rc == 0 && fsync(dir_fd) != 0) rc = -errno;
+    if (rc != 0) {
+        close(fd);
+        unlinkat(dir_fd, tmp, 0);
+        return st_err(err, err_len, rc, "%s: create: %s", st->path, strerror(-rc));
+    }
+    st->fd = fd;
+    st->end_appended = st->end_batch = st->end_durable = ST_HEADER_BYTES;
+    st->index_end = ST_HEADER_BYTES;
+    st->index_tmp_fd = -1;
+    return 0;
+}
+
+/* ---- Recover ---- */
+
+static void apply_frame(st_stream *st, const st_frame *f, uint64_t end, char *err, size_t err_len, int *rc) {
+    st_run *r = st_run_find(st, f->run);
+    if (r == NULL) r = st_run_add(st, f->run, err, err_len);
+    if (r == NULL) { *rc = -ENOMEM; return; }
+    if (f->record >= r->mark_appended) r->mark_appended = f->record + 1;
+    r->end_off = end;
+    st->last_appended = ST_FRAME_BYTES + (uint64_t)f->len;
+}
+
+/* The size a frame header claims, 0 if it is no frame header. */
+static size_t frame_claims(const uint8_t *p, size_t avail) {
+    if (avail < ST_FRAME_BYTES || p[0] != 'P' || p[1] != 'L' || p[2] != 'F' || p[3] != '1') return 0;
+    uint32_t len = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+    return len > PURE_LINK_RECORD_MOST ? 0 : ST_FRAME_BYTES + (size_t)len;
+}
+
+/* Reads whole frames from `from` on; returns the end of the last whole, valid one. */
+static int scan(st_stream *st, uint64_t from, uint64_t size, uint64_t *good, char *err, size_t err_len) {
+    size_t cap = 1u << 20;
+    uint8_t *buf = malloc(cap);
+    if (buf == NULL) return st_err(err, err_len, -ENOMEM, "%s: out of memory", st->path);
+    uint64_t pos = from;
+    int rc = 0;
+    while (rc == 0 && pos < size) {
+        size_t want = size - pos < cap ? (size_t)(size - pos) : cap;
+        if ((rc = st_read_all(st->fd, buf, want, pos)) != 0) {
+            st_err(err, err_len, rc, "%s: read: %s", st->path, strerror(-rc));
+            break;
+        }
+        size_t at = 0, need = 0;
+        st_frame f;
+        for (size_t n; rc == 0 && (n = st_frame_check(buf + at, want - at, &f)) > 0; at += n)
+            apply_frame(st, &f, pos + at + n, err, err_len, &rc);
+        if (rc != 0) break;
+        need = frame_claims(buf + at, want - at);
+        if (need <= want - at || pos + at + need > size) { pos += at; break; }  /* torn here */
+        pos += at;  /* a whole frame that did not fit: read again from it */
+        if (need > cap) {
+            uint8_t *bigger = realloc(buf, need);
+            if (bigger == NULL) { rc = st_err(err, err_len, -ENOMEM, "%s: out of memory", st->path); break; }
+            buf = bigger, cap = need;
+        }
+    }
+    free(buf);
+    *good = pos;
+    return rc;
+}
+
+static int header_check(st_stream *st, const char *name, uint64_t size, char *err, size_t err_len) {
+    uint8_t h[ST_HEADER_BYTES];
+    char want[ST_FILE_NAME_MOST];
+    if (size < ST_HEADER_BYTES) return st_err(err, err_len, -EINVAL, "%s: not a record file (too short)", st->path);
+    int rc = st_read_all(st->fd, h, sizeof h, 0);
+    if (rc != 0) return st_err(err, err_len, rc, "%s: read: %s", st->path, strerror(-rc));
+    if (st_header_decode(h, &st->id) != 0)
+        return st_err(err, err_len, -EINVAL, "%s: not a record file (bad header)", st->path);
+    st_file_name(want, st->id.key, st->id.source, ".plr");
+    if (strcmp(want, name) != 0)
+        return st_err(err, err_len, -EINVAL, "%s: its header names another stream (%s)", st->path, want);
+    return 0;
+}
+
+int st_stream_recover(st_stream *st, int dir_fd, const char *dir, const char *name, uint64_t *bytes_cut,
+                      char *err, size_t err_len) {
+    st->index_tmp_fd = -1;
+    st->path = path_join(dir, name);
+    if (st->path == NULL) return st_err(err, err_len, -ENOMEM, "%s: out of memory", dir);
+    st->fd = openat(dir_fd, name, O_RDWR | O_CLOEXEC);
+    if (st->fd < 0) return st_err(err, err_len, -errno, "%s: open: %s", st->path, strerror(errno));
+    struct stat sb;
+    if (fstat(st->fd, &sb) != 0) return st_err(err, err_len, -errno, "%s: stat: %s", st->path, strerror(errno));
+    uint64_t size = (uint64_t)sb.st_size, good = 0;
+    int rc = header_check(st, name, size, err, err_len);
+    if (rc != 0) return rc;
+    st->index_end = st_index_load(st, dir_fd, size);
+    if ((rc = scan(st, st->index_end, size, &good, err, err_len)) != 0) return rc;
+    if (good < size) {
+        /* The torn tail was never acknowledged (an fdatasync covers whole frames only). */
+        if (ftruncate(st->fd, (off_t)good) != 0)
+            return st_err(err, err_len, -errno, "%s: cut a torn tail: %s", st->path, strerror(errno));
+        *bytes_cut += size - good;
+    }
+    /* Frames a crash left in the page cache become durable here, before any is claimed. */
+    if (fdatasync(st->fd) != 0) return st_err(err, err_len, -errno, "%s: fdatasync: %s", st->path, strerror(errno));
+    for (size_t i = 0; i < st->runs_len; i++) {
+        st_run *r = &st->runs[i];
+        r->mark_batch = r->mark_durable = r->mark_appended;
+        r->handle = -1;
+    }
+    st->end_appended = st->end_batch = st->end_durable = good;
+    st->last_batch = st->last_durable = st->last_appended;
+    if (good - st->index_end >= PL_STORE_CHECKPOINT_BYTES) return st_index_checkpoint_now(st, dir_fd, err, err_len);
+    return 0;
+}
+
+void st_stream_free(st_stream *st) {
+    if (st == NULL) return;
+    if (st->fd >= 0) close(st->fd);
+    if (st->index_tmp_fd >= 0) close(st->index_tmp_fd);
+    free(st->path);
+    free(st->runs);
+    free(st->runs_next);
+    free(st->runs_batch);
+    free(st);
+}
+
+/* ---- Append ---- */
+
+int st_stream_append(st_stream *st, st_run *r, uint64_t record, const uint8_t *data, size_t len,
+                     const uint8_t *data2, size_t len2, uint64_t file_bytes_most, char *err, size_t err_len) {
+    uint64_t total = ST_FRAME_BYTES + (uint64_t)len + len2, off = st->end_appended;
+    if (off + total > file_bytes_most)
+        return st_err(err, err_len, -EFBIG, "%s: a record of %zu B would take the file past its bound of %llu B",
+                      st->path, len + len2, (unsigned long long)file_bytes_most);
+    uint8_t head[ST_FRAME_BYTES];
+    st_frame_encode(head, r->run, record, data, len, data2, len2);
+    struct iovec iov[3] = {{head, sizeof head}, {(void *)data, len}, {(void *)data2, len2}};
+    int n_iov = len2 ? 3 : 2, rc = 0;
+    uint64_t done = 0;
+    while (done < total) {
+        ssize_t n = pwritev(st->fd, iov, n_iov, (off_t)(off + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) { rc = -errno; break; }
+        if (n == 0) { rc = -EIO; break; }
+        done += (uint64_t)n;
+        for (size_t k = (size_t)n; k > 0 || (n_iov > 1 && iov[0].iov_len == 0);) {  /* skip what went */
+            if (iov[0].iov_len == 0) {
+                memmove(iov, iov + 1, (size_t)--n_iov * sizeof *iov);
+                continue;
+            }
+            size_t step = k < iov[0].iov_len ? k : iov[0].iov_len;
+            iov[0].iov_base = (uint8_t *)iov[0].iov_base + step, iov[0].iov_len -= step, k -= step;
+        }
+    }
+    if (rc != 0) {
+        /* Nothing half-written stays: the file ends where it did before this frame. */
+        int cut = ftruncate(st->fd, (off_t)off);
+        return st_err(err, err_len, rc, "%s: write: %s%s", st->path, strerror(-rc),
+                      cut != 0 ? " (and the partial frame could not be cut)" : "");
+    }
+    st->end_appended = off + total;
+    st->last_appended = total;
+    st->frames_appended++;
+    r->mark_appended = record + 1;
+    r->end_off = st->end_appended;
+    return 0;
+}
+
+int st_stream_cut_to_durable(st_stream *st) {
+    for (size_t i = 0; i < st->runs_len; i++) {
+        st_run *r = &st->runs[i];
+        r->mark_appended = r->mark_batch = r->mark_durable;
+    }
+    st->end_appended = st->end_batch = st->end_durable;
+    st->last_appended = st->last_batch = st->last_durable;
+    return ftruncate(st->fd, (off_t)st->end_durable) != 0 ? -errno : 0;
+}
