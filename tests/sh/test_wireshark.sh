@@ -1,8 +1,9 @@
 #!/bin/sh
 # The Wireshark dissector (tools/wireshark/) over simulator captures: tshark opens every
 # packet with the key log, and the frames it shows agree with the simulator's JSON summary
-# (packets, per-node datagrams, LOST, REFUSED, STORED marks, STREAM names, epochs).
-# Then one -V print must show decrypted frames by name.
+# (packets, per-node datagrams, LOST, REFUSED, STORED marks, STREAM names, epochs); the
+# spec's vectors and packets at the edges of its rules decode as wire.md says; and one -V
+# print shows decrypted frames by name.
 set -eu
 sim=build/pure-link-sim
 plugin=build/wireshark/pure_link.so
@@ -28,6 +29,9 @@ timeout 60 python3 tools/wireshark/check_capture.py --sim "$sim" --tshark "$tsha
   sim/scenarios/seed-three-outputs.conf sim/scenarios/keys-epoch-change.conf \
   sim/scenarios/keys-no-memo-restart.conf sim/scenarios/seed-refused.conf \
   sim/scenarios/keys-replay-after-restart.conf sim/scenarios/keys-spoofed-address.conf
+
+# The vectors of spec/vectors/ and packets on both sides of every rule of wire.md §6, §9.
+timeout 60 python3 tools/wireshark/check_vectors.py --tshark "$tshark" --dir "$dir/out"
 
 # -V shows the frames by name with their fields (the first packets of a run).
 out=$(cd /tmp && timeout 30 $tshark -n -r "$dir/out/seed-three-outputs.pcap" -c 7 -V \

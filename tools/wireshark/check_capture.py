@@ -26,16 +26,14 @@ def simulate(sim, scenario, pcap, keylog):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def dissect(tshark, pcap, keylog):
+def dissect(tshark, pcap, keylog, fields=FIELDS):
+    """One dict per packet: field -> its values joined by commas."""
     cmd = tshark + ["-n", "-r", pcap, "-o", "pure_link.keylog:" + keylog, "-T", "fields",
                     "-E", "occurrence=a", "-E", "aggregator=,"]
-    for f in FIELDS:
+    for f in fields:
         cmd += ["-e", f]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=60)
-    rows = []
-    for line in out.stdout.splitlines():
-        rows.append(dict(zip(FIELDS, line.split("\t"))))
-    return rows
+    return [dict(zip(fields, line.split("\t"))) for line in out.stdout.splitlines()]
 
 
 def values(row, field):

@@ -198,8 +198,9 @@ static void frame_accept(cursor *c)
 
 static void acked_range(cursor *c, int at, guint64 smallest, guint64 largest)
 {
-    proto_item *it = proto_tree_add_string_format_value(c->tree, hf_acked, c->tvb, at,
-        c->off - at, "", "%" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT, smallest, largest);
+    char *text = wmem_strdup_printf(c->pinfo->pool, "%" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT,
+                                    smallest, largest);
+    proto_item *it = proto_tree_add_string(c->tree, hf_acked, c->tvb, at, c->off - at, text);
     proto_item_set_generated(it);
 }
 
