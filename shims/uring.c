@@ -24,6 +24,7 @@
 #define URING_GRO_PAYLOAD_MOST 65535u   /* bytes one GRO buffer may receive */
 #define URING_RECV_BUFFERS_DEFAULT 256u
 #define URING_RECV_BUFFERS_GRO_DEFAULT 64u
+#define URING_RECV_BUFFERS_FIRST 8u     /* buffers in the kernel's ring at first (see recv_refill) */
 #define URING_SEND_SLOTS_DEFAULT 256u
 #define URING_SLOT_BYTES 1536u          /* PL_URING_DATAGRAM_MOST rounded up to cache lines */
 
@@ -59,7 +60,8 @@ struct pl_uring {
     struct io_uring_buf_ring *br;
     uint8_t *recv_mem;
     size_t br_bytes, recv_mem_bytes, buf_bytes;
-    unsigned recv_buffers, bufs_in_kernel;
+    unsigned recv_buffers, bufs_in_kernel, bufs_target, spare_len;
+    uint16_t *spare;   /* buffers not in the kernel's ring, the last given back on top */
     struct msghdr recv_msg;
     int recv_armed, recv_seen, recv_unsupported;
     recv_done *rq;
@@ -97,16 +99,26 @@ static struct io_uring_sqe *uring_sqe(pl_uring *u) {
 
 static uint8_t *recv_buf(const pl_uring *u, unsigned bid) { return u->recv_mem + (size_t)bid * u->buf_bytes; }
 
-static void recv_give_back(pl_uring *u, unsigned bid) {
-    io_uring_buf_ring_add(u->br, recv_buf(u, bid), (unsigned)u->buf_bytes, (unsigned short)bid,
-                          io_uring_buf_ring_mask(u->recv_buffers), 0);
-    io_uring_buf_ring_advance(u->br, 1);
-    u->bufs_in_kernel++;
+static void recv_give_back(pl_uring *u, unsigned bid) { u->spare[u->spare_len++] = (uint16_t)bid; }
+
+/* Tops the kernel's ring up to bufs_target buffers, the warmest first.  The ring is a queue:
+ * a buffer given to it is filled only after all those before it, so the fewer it holds the
+ * fewer distinct buffers (and cache lines) the datagrams pass through.  The target starts
+ * small and doubles each time the kernel runs out (ENOBUFS), up to every buffer. */
+static void recv_refill(pl_uring *u) {
+    int mask = io_uring_buf_ring_mask(u->recv_buffers), added = 0;
+    while (u->bufs_in_kernel < u->bufs_target && u->spare_len > 0) {
+        unsigned bid = u->spare[--u->spare_len];
+        io_uring_buf_ring_add(u->br, recv_buf(u, bid), (unsigned)u->buf_bytes, (unsigned short)bid, mask, added++);
+        u->bufs_in_kernel++;
+    }
+    if (added) io_uring_buf_ring_advance(u->br, added);
 }
 
 /* Arms the multishot receive when it is not armed and the kernel has a buffer to fill;
  * with none, the caller holds them all and arming waits for pl_uring_recv to return some. */
 static int recv_arm(pl_uring *u) {
+    recv_refill(u);
     if (u->recv_armed || u->bufs_in_kernel == 0) return 0;
     struct io_uring_sqe *sqe = uring_sqe(u);
     if (!sqe) return -EBUSY;
@@ -132,7 +144,10 @@ static uint32_t recv_segment_bytes(struct io_uring_recvmsg_out *o, struct msghdr
 static void recv_complete(pl_uring *u, const struct io_uring_cqe *cqe) {
     if (!(cqe->flags & IORING_CQE_F_MORE)) {
         u->recv_armed = 0;
-        if (cqe->res == -ENOBUFS) u->st.recv_rearms++;
+        if (cqe->res == -ENOBUFS) {
+            u->st.recv_rearms++;
+            u->bufs_target = u->bufs_target * 2 < u->recv_buffers ? u->bufs_target * 2 : u->recv_buffers;
+        }
         if (cqe->res == -EINVAL && !u->recv_seen) u->recv_unsupported = 1;
     }
     if (!(cqe->flags & IORING_CQE_F_BUFFER)) return;
@@ -483,11 +498,12 @@ static int open_memory(pl_uring *u) {
     u->recv_mem = map_zeroed(u->recv_mem_bytes);
     u->send_mem = map_zeroed((size_t)u->send_slots * URING_SLOT_BYTES);
     u->rq = calloc(u->recv_buffers, sizeof *u->rq);
+    u->spare = calloc(u->recv_buffers, sizeof *u->spare);
     u->free_slots = calloc(u->send_slots, sizeof *u->free_slots);
     u->free_ops = calloc(u->send_slots, sizeof *u->free_ops);
     u->q = calloc(u->send_slots, sizeof *u->q);
     u->ops = calloc(u->send_slots, sizeof *u->ops);
-    if (!u->br || !u->recv_mem || !u->send_mem || !u->rq || !u->free_slots || !u->free_ops || !u->q || !u->ops)
+    if (!u->br || !u->recv_mem || !u->send_mem || !u->rq || !u->spare || !u->free_slots || !u->free_ops || !u->q || !u->ops)
         return -ENOMEM;
     for (unsigned i = 0; i < u->send_slots; i++) {
         u->free_slots[i] = (uint16_t)(u->send_slots - 1 - i);
@@ -508,7 +524,9 @@ static int open_buffers(pl_uring *u, char *err, size_t err_len) {
         return r;
     }
     io_uring_buf_ring_init(u->br);
-    for (unsigned bid = 0; bid < u->recv_buffers; bid++) recv_give_back(u, bid);
+    for (unsigned bid = u->recv_buffers; bid-- > 0;) recv_give_back(u, bid);
+    u->bufs_target = u->recv_buffers < URING_RECV_BUFFERS_FIRST ? u->recv_buffers : URING_RECV_BUFFERS_FIRST;
+    recv_refill(u);
     return 0;
 }
 
@@ -625,6 +643,7 @@ void pl_uring_close(pl_uring *u) {
     if (u->recv_mem) munmap(u->recv_mem, u->recv_mem_bytes);
     if (u->send_mem) munmap(u->send_mem, (size_t)u->send_slots * URING_SLOT_BYTES);
     free(u->rq);
+    free(u->spare);
     free(u->free_slots);
     free(u->free_ops);
     free(u->q);
