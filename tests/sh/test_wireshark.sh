@@ -24,8 +24,12 @@ else
 fi
 tshark="$as tshark"
 
+# The same transfer on port 39871, where only the heuristic (a run of the key log) finds it.
+sed 's/^node: .*$/&\nport: 39871/' sim/scenarios/seed-three-outputs.conf > "$dir/out/port-39871.conf"
+grep -q '^port: 39871' "$dir/out/port-39871.conf"
+
 timeout 60 python3 tools/wireshark/check_capture.py --sim "$sim" --tshark "$tshark" \
-  --dir "$dir/out" \
+  --dir "$dir/out" "$dir/out/port-39871.conf" \
   sim/scenarios/seed-three-outputs.conf sim/scenarios/keys-epoch-change.conf \
   sim/scenarios/keys-no-memo-restart.conf sim/scenarios/seed-refused.conf \
   sim/scenarios/keys-replay-after-restart.conf sim/scenarios/keys-spoofed-address.conf

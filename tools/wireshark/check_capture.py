@@ -81,7 +81,7 @@ def checks(j, rows, keylog):
               if r["pure_link.decrypted"] == "1"}
     listener_refused = sum(n["listener_refused"] for n in j["nodes"].values())
     return [
-        ("packets", len(rows), expected_packets(j)),
+        ("packets", sum(1 for r in rows if r["pure_link.run"]), expected_packets(j)),
         ("decrypted", sum(r["pure_link.decrypted"] == "1" for r in rows), len(rows)),
         ("per-node datagrams", per_node_ok(j, rows), True),
         ("LOST frames", types[LOST], j["lost_notices"]),
