@@ -110,6 +110,15 @@ $(B)/bench/bench_store: tests/bench/bench_store.c $(STORE_OBJ) $(SIM_A) $(LIB_A)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(STORE_OBJ) $(SIM_A) $(LIB_A) $(LIBS) -lpthread
 
+# Examples of driving the core through its public header alone (shims/examples/README.md);
+# tests/sh/test_examples.sh runs them, tests/sh/test_install.sh builds consumer.c.
+EXAMPLE_BIN := $(B)/examples/uv_link $(B)/examples/stream_link
+$(B)/examples/uv_link: EXAMPLE_LIBS := -luv
+$(B)/examples/%: shims/examples/%.c shims/examples/example_host.h core/pure_link.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) -std=gnu11 $(WARN) -Werror $(CFLAGS) -Icore -o $@ $< $(LIB_A) $(LIBS) $(EXAMPLE_LIBS)
+
 $(B)/interop_sender: tests/interop/drive_sender.c $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ tests/interop/drive_sender.c $(LIB_A) $(LIBS)
@@ -173,7 +182,7 @@ install-wireshark: $(WS_PLUGIN)
 	install -d $(DESTDIR)$(WS_PLUGIN_DIR)
 	install -m 755 $(WS_PLUGIN) $(DESTDIR)$(WS_PLUGIN_DIR)/
 
-test: all $(TEST_BIN) $(B)/interop_sender check-pure $(WS_PLUGIN)
+test: all $(TEST_BIN) $(B)/interop_sender $(EXAMPLE_BIN) check-pure $(WS_PLUGIN)
 	@sh tests/run.sh "$(T)"
 
 demo: all

@@ -7,6 +7,7 @@ have_header() { [ -f "/usr/include/$1" ] || [ -f "/usr/include/x86_64-linux-gnu/
 have_header sodium.h              || need="$need libsodium-dev"
 have_header mbedtls/aes.h         || need="$need libmbedtls-dev"
 have_header liburing.h            || need="$need liburing-dev"
+have_header uv.h                  || need="$need libuv1-dev"
 command -v cc >/dev/null 2>&1     || need="$need gcc"
 command -v make >/dev/null 2>&1   || need="$need make"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
