@@ -174,15 +174,21 @@ static inline int ex_answer_events(pure_link *pl, ex_receiver *rx, ex_sender *tx
     return n;
 }
 
-/* A small config for one link (the defaults size an endpoint for many peers and runs, about
- * 1.2 GB).  Every endpoint can both send and receive, so each pays for one send queue and
- * one run slot: about 53 MB, most of it never touched. */
-static inline void ex_config(pure_link_config *cfg, const uint8_t secret[32], int memo) {
+/* A small config for one side of one link.  The defaults size an endpoint that both sends
+ * and receives, for many peers and runs (about 1.2 GB, most of it never touched); a
+ * receiver here needs no send queue and one run slot, a sender no peers and no run slots. */
+static inline void ex_config(pure_link_config *cfg, const uint8_t secret[32], int receiver) {
     memset(cfg, 0, sizeof *cfg);
     cfg->version = PURE_LINK_VERSION;
     memcpy(cfg->static_secret, secret, 32);
-    cfg->senders_most = 1, cfg->peers_most = 1, cfg->runs_most = 1;
-    cfg->send_queue_bytes = PURE_LINK_RECORD_MOST + 8; /* the least; the sender meets FULL */
-    cfg->memo_enabled = (uint32_t)memo;
+    if (receiver) {
+        cfg->senders_most = PURE_LINK_NONE;
+        cfg->peers_most = 1, cfg->runs_most = 1;
+        cfg->memo_enabled = 1; /* restarts keep their keys (spec/memo.md) */
+    } else {
+        cfg->peers_most = PURE_LINK_NONE;
+        cfg->senders_most = 1;
+        cfg->send_queue_bytes = PURE_LINK_RECORD_MOST + 8; /* the least; the sender meets FULL */
+    }
 }
 #endif

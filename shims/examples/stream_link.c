@@ -139,10 +139,10 @@ static int stream_pair(const char *kind, int fds[2]) {
 }
 
 /* Builds this side's endpoint from its secret, with a fresh seed. */
-static pure_link *endpoint(pure_link_config *cfg, const uint8_t secret[32], int memo) {
+static pure_link *endpoint(pure_link_config *cfg, const uint8_t secret[32], int receiver) {
     uint8_t seed[32];
     if (getrandom(seed, sizeof seed, 0) != sizeof seed) return NULL;
-    ex_config(cfg, secret, memo);
+    ex_config(cfg, secret, receiver);
     return ex_endpoint_new(cfg, seed, now_ns());
 }
 

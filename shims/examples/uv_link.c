@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
     if (count < 1 || uv_random(NULL, NULL, random, sizeof random, 0, NULL) != 0) return 1;
 
     pure_link_config rx_cfg, tx_cfg;
-    ex_config(&rx_cfg, random[0], 1); /* the receiver keeps a memo */
+    ex_config(&rx_cfg, random[0], 1); /* a receiver, with a memo */
     ex_config(&tx_cfg, random[1], 0);
     uint64_t start_ns = now_ns();
     receiver.pl = ex_endpoint_new(&rx_cfg, random[2], start_ns);
