@@ -16,6 +16,7 @@
 #define DEFAULT_RUNS             64u
 #define DEFAULT_STREAM_BYTES     (PURE_LINK_RECORD_MOST + 64u * KIB)
 #define DEFAULT_UNSTORED         16384u
+#define DEFAULT_RECEIVE_BYTES    (20ull * MIB)
 #define DEFAULT_IDLE_NS          (60ull * PL_NS_PER_S)
 #define DEFAULT_EPOCH_NS         (120ull * PL_NS_PER_S)
 #define DEFAULT_EPOCH_PACKETS    (1ull << 22)
@@ -28,6 +29,7 @@
 #define CONFIG_RECORDS_MOST      (1u << 24)
 #define CONFIG_SENT_MOST         (1u << 20)
 #define CONFIG_BYTES_MOST        (1u << 30)
+#define CONFIG_POOL_BYTES_MOST   (1ull << 40)  /* block numbers fit 32 bits */
 
 void pure_link_config_default(pure_link_config *c) {
     assert(c != NULL);
@@ -40,6 +42,7 @@ void pure_link_config_default(pure_link_config *c) {
     if (c->runs_most == 0) c->runs_most = c->peers_most == PURE_LINK_NONE ? PURE_LINK_NONE : DEFAULT_RUNS;
     if (c->stream_buffer_bytes == 0) c->stream_buffer_bytes = DEFAULT_STREAM_BYTES;
     if (c->unstored_records_most == 0) c->unstored_records_most = DEFAULT_UNSTORED;
+    if (c->receive_memory_bytes == 0) c->receive_memory_bytes = DEFAULT_RECEIVE_BYTES;
     if (c->idle_ns == 0) c->idle_ns = DEFAULT_IDLE_NS;
     if (c->epoch_ns == 0) c->epoch_ns = DEFAULT_EPOCH_NS;
     if (c->epoch_packets == 0) c->epoch_packets = DEFAULT_EPOCH_PACKETS;
@@ -70,6 +73,7 @@ static int config_valid(const pure_link_config *c) {
            c->runs_most <= CONFIG_RUNS_MOST && (c->peers_most == 0) == (c->runs_most == 0) &&
            c->stream_buffer_bytes >= PURE_LINK_RECORD_MOST + 8 && c->stream_buffer_bytes <= CONFIG_BYTES_MOST &&
            c->unstored_records_most >= 1 && c->unstored_records_most <= CONFIG_RECORDS_MOST &&
+           c->receive_memory_bytes >= PL_POOL_BYTES_LEAST && c->receive_memory_bytes <= CONFIG_POOL_BYTES_MOST &&
            (c->congestion == PURE_LINK_CC_CUBIC || c->congestion == PURE_LINK_CC_NEWRENO || c->congestion == PURE_LINK_CC_BBR) &&
            c->epoch_packets <= PL_EPOCH_PACKETS_LIMIT - PL_EPOCH_PACKETS_RESERVE && (c->copies == 1 || c->copies == 2);
 }
@@ -77,12 +81,32 @@ static int config_valid(const pure_link_config *c) {
 /* The memory layout: byte offsets of each array in the caller's block. */
 typedef struct layout {
     size_t senders, peers, runs, memo;
-    size_t sender_each, run_each;          /* per-object extra storage, after the arrays */
-    size_t sender_extra, run_extra;
+    size_t sender_each, sender_extra;      /* per-sender storage, after the arrays */
+    uint32_t blocks;                       /* of the receive pool */
+    size_t map_size, pool_free, pool_map_key, pool_map_block, pool_queue, pool_bytes, stage;
     size_t total;
 } layout;
 
 static size_t align_up(size_t v) { return (v + PURE_LINK_ALIGN - 1) & ~(size_t)(PURE_LINK_ALIGN - 1); }
+
+/* The receive pool: its blocks, their map and free list, the ticket queue, the hand-over
+ * ring.  A sender-only endpoint (no run slots) has none of it. */
+static size_t layout_pool(const pure_link_config *c, layout *l, size_t at) {
+    l->blocks = c->runs_most == 0 ? 0 : (uint32_t)(c->receive_memory_bytes / PL_BLOCK_BYTES);
+    l->map_size = l->blocks == 0 ? 0 : pl_pool_map_size(l->blocks);
+    l->pool_free = at;
+    at = align_up(at + (size_t)l->blocks * 4);
+    l->pool_map_key = at;
+    at = align_up(at + l->map_size * 8);
+    l->pool_map_block = at;
+    at = align_up(at + l->map_size * 4);
+    l->pool_queue = at;
+    at = align_up(at + (size_t)c->runs_most * 4);
+    l->pool_bytes = at;
+    at += (size_t)l->blocks * PL_BLOCK_BYTES;
+    l->stage = at;
+    return at + (c->runs_most == 0 ? 0 : PL_STAGE_BYTES);
+}
 
 static void layout_of(const pure_link_config *c, layout *l) {
     size_t at = align_up(sizeof(pure_link));
@@ -94,13 +118,11 @@ static void layout_of(const pure_link_config *c, layout *l) {
     at = align_up(at + (size_t)c->runs_most * sizeof(pl_run));
     l->memo = at;
     at = align_up(at + pl_memo_slots(c) * sizeof(pl_memo_mirror));
+    at = layout_pool(c, l, at);
     l->sender_each = align_up(c->send_queue_bytes) + align_up((size_t)c->send_queue_records * 8) +
                      align_up((size_t)c->packets_in_flight_most * sizeof(pl_sent));
-    l->sender_extra = at;
-    at += (size_t)c->senders_most * l->sender_each;
-    l->run_each = align_up(c->stream_buffer_bytes) + align_up((size_t)c->unstored_records_most * 8);
-    l->run_extra = at;
-    at += (size_t)c->runs_most * l->run_each;
+    l->sender_extra = align_up(at);
+    at = l->sender_extra + (size_t)c->senders_most * l->sender_each;
     l->total = at;
 }
 
@@ -133,13 +155,18 @@ static void carve(pure_link *pl, uint8_t *base, const layout *l) {
         s->sent_most = c->packets_in_flight_most;
         s->handle = (int)i;
     }
-    for (uint32_t i = 0; i < c->runs_most; i++) {
-        uint8_t *p = base + l->run_extra + (size_t)i * l->run_each;
-        pl_run *r = &pl->runs[i];
-        r->buf = p;
-        r->unstored_end = (uint64_t *)(void *)(p + align_up(c->stream_buffer_bytes));
-        r->handle = (int)i;
-    }
+    for (uint32_t i = 0; i < c->runs_most; i++) pl->runs[i].handle = (int)i;
+    pl_pool *p = &pl->pool;
+    p->blocks = l->blocks;
+    p->free_stack = (uint32_t *)(void *)(base + l->pool_free);
+    p->map_key = (uint64_t *)(void *)(base + l->pool_map_key);
+    p->map_block = (uint32_t *)(void *)(base + l->pool_map_block);
+    p->map_mask = l->map_size == 0 ? 0 : (uint32_t)(l->map_size - 1);
+    p->queue = (uint32_t *)(void *)(base + l->pool_queue);
+    p->queue_most = c->runs_most;
+    p->bytes = base + l->pool_bytes;
+    p->stage = base + l->stage;
+    if (l->blocks > 0) pl_pool_init(p, c);
 }
 
 pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_config *config,
@@ -154,7 +181,7 @@ pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_con
     if (memory_bytes < l.total) return NULL;
     /* Only the structs are cleared: the big buffers are written before they are read, and
      * leaving them untouched keeps untouched pages of a lazily mapped block unmapped. */
-    memset(memory, 0, l.sender_extra);
+    memset(memory, 0, l.pool_free);
     pure_link *pl = memory;
     pl->magic = PL_MAGIC;
     pl->config = c;
@@ -206,7 +233,9 @@ uint32_t pl_events_room(const pure_link *pl) { return PL_EVENTS_MOST - pl->ev_co
 
 pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind) {
     assert(pl->ev_count < PL_EVENTS_MOST);  /* callers check pl_events_room() first */
-    pure_link_event *ev = &pl->events[(pl->ev_head + pl->ev_count) % PL_EVENTS_MOST];
+    uint32_t at = (pl->ev_head + pl->ev_count) % PL_EVENTS_MOST;
+    pure_link_event *ev = &pl->events[at];
+    pl->event_stage_end[at] = 0;
     pl->ev_count++;
     memset(ev, 0, sizeof *ev);
     ev->kind = kind;
@@ -218,6 +247,7 @@ pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind) {
 
 int pure_link_event_next(pure_link *pl, pure_link_event *ev) {
     assert(pl != NULL && pl->magic == PL_MAGIC && ev != NULL);
+    pl_stage_release(pl);  /* the event taken before this call is done with */
     if (pl->ev_count == 0) {
         /* Delivery paused on a full queue resumes once the host has drained it. */
         if (pl->deliver_blocked) {
@@ -233,6 +263,7 @@ int pure_link_event_next(pure_link *pl, pure_link_event *ev) {
         if (pl->ev_count == 0) return 0;
     }
     *ev = pl->events[pl->ev_head];
+    if (pl->event_stage_end[pl->ev_head] != 0) pl->pool.stage_popped_end = pl->event_stage_end[pl->ev_head];
     pl->ev_head = (pl->ev_head + 1) % PL_EVENTS_MOST;
     pl->ev_count--;
     return 1;
@@ -252,6 +283,7 @@ static void enter(pure_link *pl, uint64_t now_ns) {
     assert(pl != NULL && pl->magic == PL_MAGIC);
     assert(now_ns >= pl->now_ns);  /* time never goes back */
     pl->now_ns = now_ns;
+    pl_stage_release(pl);
     if (pl->fatal && !pl->fatal_reported && pl_events_room(pl) > 0) {
         pl->fatal_reported = 1;
         pl_event_push(pl, PURE_LINK_EVENT_FATAL)->code = pl->fatal;
@@ -368,6 +400,8 @@ int pure_link_stats_get(const pure_link *pl, int sender, pure_link_stats *out) {
         return 0;
     }
     *out = pl->stats;
+    out->receive_memory_bytes = (uint64_t)pl->pool.blocks * PL_BLOCK_BYTES;
+    out->receive_memory_bytes_peak = (uint64_t)pl->pool.used_peak * PL_BLOCK_BYTES;
     /* Endpoint totals add up the senders' counters. */
     for (uint32_t i = 0; i < pl->senders_used; i++) {
         const pl_sender *s = &pl->senders[i];

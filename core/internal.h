@@ -203,6 +203,8 @@ typedef enum pl_stream_state {
     PL_STREAM_REFUSED
 } pl_stream_state;
 
+typedef enum pl_ticket_state { PL_TICKET_NONE = 0, PL_TICKET_WAITING, PL_TICKET_HELD } pl_ticket_state;
+
 typedef struct pl_run {
     uint8_t in_use;
     int handle;
@@ -246,10 +248,13 @@ typedef struct pl_run {
     uint64_t deliver_off, deliver_record;  /* next record to hand over */
     uint64_t stored_off, stored_record;    /* host's durable mark */
     uint64_t delivered_bytes, delivered_records;   /* for the credit formula */
-    uint8_t *buf;                          /* reassembly ring, stream_buffer_bytes */
+    /* Record bytes [stored_off, ...) in blocks of the receive pool (pool.c). */
+    uint32_t mem_blocks;                   /* blocks held */
+    uint64_t mem_top;                      /* highest block number held + 1 */
+    uint8_t ticket_state;                  /* pl_ticket_state */
+    uint64_t ticket_end;                   /* end of the record the ticket is (to be) for */
     pl_rangeset have;                      /* stream ranges received beyond deliver_off */
     pl_range have_store[PL_RANGES_MOST];
-    uint64_t *unstored_end;                /* ring: end offsets of delivered, unstored records */
     uint8_t stored_pending;
     uint8_t broken;                        /* the record stream failed to parse: no delivery */
     uint8_t open_event_due, epoch_event_due;
@@ -304,6 +309,29 @@ typedef struct pl_lost_notice {
     pure_link_addr to;
 } pl_lost_notice;
 
+/* ---- Receive pool (pool.c, spec/protocol.md §4.2 "Receive memory") ---- */
+#define PL_BLOCK_BYTES  (16u * 1024u)   /* unit of the pool: fine enough for 1,000 runs in 64 MiB */
+#define PL_STAGE_BYTES  (PURE_LINK_RECORD_MOST + 64u * 1024u) /* hand-over ring: one largest record */
+#define PL_POOL_BYTES_LEAST ((PURE_LINK_RECORD_MOST / PL_BLOCK_BYTES + 2u) * PL_BLOCK_BYTES) /* one record */
+
+typedef struct pl_pool {
+    uint8_t *bytes;                        /* blocks * PL_BLOCK_BYTES */
+    uint32_t blocks, free_count;
+    uint32_t *free_stack;                  /* free block numbers */
+    uint64_t *map_key;                     /* (run slot, block number) -> block, see pool.c */
+    uint32_t *map_block;
+    uint32_t map_mask;
+    uint32_t runs_holding;                 /* runs that hold at least one block */
+    uint32_t big_blocks;                   /* kept outside the shares for one largest record */
+    uint32_t used_peak;                    /* most blocks ever taken at once */
+    int ticket;                            /* run slot holding the ticket, -1: none */
+    uint32_t promised;                     /* free blocks kept for the ticket's record */
+    uint32_t *queue;                       /* run slots waiting for the ticket, FIFO */
+    uint32_t queue_head, queue_count, queue_most;
+    uint8_t *stage;                        /* PL_STAGE_BYTES hand-over ring */
+    uint64_t stage_head, stage_tail, stage_popped_end;
+} pl_pool;
+
 /* ---- The endpoint ---- */
 struct pure_link {
     uint32_t magic;
@@ -325,7 +353,9 @@ struct pure_link {
                                               live objects stop there, not at the config's most */
 
     pure_link_event events[PL_EVENTS_MOST];
+    uint64_t event_stage_end[PL_EVENTS_MOST]; /* a RECORD copied to the hand-over ring: its end */
     uint32_t ev_head, ev_count;
+    pl_pool pool;
     uint8_t deliver_blocked;               /* the event queue filled during delivery */
 
     pl_memo_write memo_writes[PL_MEMO_WRITES_MOST];
@@ -441,6 +471,22 @@ uint64_t pl_run_deadline(const pl_run *r);
 void pl_notice_lost(pure_link *pl, pl_peer *p, const pl_header *h, const pure_link_addr *from, size_t len,
                     uint64_t now_ns);
 int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to);
+
+/* pool.c */
+size_t pl_pool_map_size(uint32_t blocks);
+void pl_pool_init(pl_pool *p, const pure_link_config *c);
+uint64_t pl_run_window(const pure_link *pl, const pl_run *r);
+uint64_t pl_run_pool_free(const pure_link *pl, const pl_run *r);
+void pl_run_ticket_ask(pure_link *pl, pl_run *r, uint64_t end);
+void pl_run_ticket_done(pure_link *pl, pl_run *r);
+int pl_run_mem_write(pure_link *pl, pl_run *r, uint64_t off, const uint8_t *src, size_t n);
+const uint8_t *pl_run_mem_at(const pure_link *pl, const pl_run *r, uint64_t off, size_t n, size_t *n_out);
+void pl_run_mem_read(const pure_link *pl, const pl_run *r, uint64_t off, uint8_t *dst, size_t n);
+void pl_run_mem_stored(pure_link *pl, pl_run *r, uint64_t from);
+void pl_run_mem_release(pure_link *pl, pl_run *r);
+void pl_run_mem_trim(pure_link *pl, pl_run *r);
+const uint8_t *pl_stage_record(pure_link *pl, const pl_run *r, uint64_t start, size_t len, uint64_t *end_out);
+void pl_stage_release(pure_link *pl);
 
 /* memo.c */
 size_t pl_memo_slots(const pure_link_config *c);

@@ -124,7 +124,8 @@ typedef struct pure_link_config {
     uint32_t peers_most;            /* wired sender keys (default 16; NONE ok) */
     uint32_t runs_most;             /* run slots over all peers (default 64, none without
                                        peers; NONE ok) */
-    uint32_t stream_buffer_bytes;   /* reassembly + unstored bytes per run (default RECORD_MOST + 64 KiB) */
+    uint32_t stream_buffer_bytes;   /* most record bytes one run may hold, from its stored mark
+                                       (default RECORD_MOST + 64 KiB; >= RECORD_MOST + 8) */
     uint32_t unstored_records_most; /* delivered-but-unstored records per run (default 16384) */
     uint32_t memo_enabled;          /* 1: keep a memo of epoch secrets (spec/memo.md) */
     /* Local choices (spec: each side alone). 0 means the default. */
@@ -138,6 +139,11 @@ typedef struct pure_link_config {
                                        each packet of record bytes once more a quarter RTT
                                        later, if the window has room and it was not yet
                                        acknowledged (default 1; 2 turns it off) */
+    /* Receiver side: one budget for the record bytes of every run (reassembly and
+     * delivered-but-unstored), shared as spec/protocol.md §4.2 says (default 20 MiB;
+     * >= 16 MiB + 32 KiB, so that a largest record fits).  Beside it the receiver keeps a
+     * fixed 16 MiB + 64 KiB hand-over ring for records of more than two 16 KiB blocks. */
+    uint64_t receive_memory_bytes;
 } pure_link_config;
 
 enum { PURE_LINK_CC_CUBIC = 1, PURE_LINK_CC_NEWRENO = 2, PURE_LINK_CC_BBR = 3 };
@@ -291,7 +297,7 @@ PURE_LINK_API int pure_link_memo_load(pure_link *pl, const uint8_t *memo, size_t
 PURE_LINK_API int pure_link_memo_written(pure_link *pl, uint64_t token, uint64_t now_ns);
 
 /* ---- Statistics: a versioned struct; the caller sets `version`. ---- */
-#define PURE_LINK_STATS_VERSION 2u
+#define PURE_LINK_STATS_VERSION 3u
 typedef struct pure_link_stats {
     uint32_t version;                 /* in: PURE_LINK_STATS_VERSION */
     /* RTT of a sender (0 for endpoint totals). */
@@ -321,6 +327,9 @@ typedef struct pure_link_stats {
      * moved to a new address and the addresses a RESPONSE validated (a run's first address
      * included); a sender counts the CHALLENGE frames it heard. */
     uint64_t address_moves, addresses_validated, challenges_received;
+    /* Version 3.  The receive pool (endpoint totals only): its bytes, and the most of them
+     * ever held at once by the runs' record bytes. */
+    uint64_t receive_memory_bytes, receive_memory_bytes_peak;
 } pure_link_stats;
 
 /* Every counter of pure_link_stats (not the RTT and window figures), for hosts that print
@@ -334,7 +343,8 @@ typedef struct pure_link_stats {
     X(spurious_losses) X(congestion_events) X(congestion_undos) X(packets_copied) X(memo_runs_restored) \
     X(dropped_bad_header) X(dropped_unknown_key) X(dropped_auth) X(dropped_replay) \
     X(dropped_malformed) X(dropped_amplification) X(dropped_no_slot) X(dropped_stale_epoch) \
-    X(dropped_no_room) X(dropped_no_run) X(packets_opened) X(address_moves) X(addresses_validated) X(challenges_received)
+    X(dropped_no_room) X(dropped_no_run) X(packets_opened) X(address_moves) X(addresses_validated) X(challenges_received) \
+    X(receive_memory_bytes) X(receive_memory_bytes_peak)
 
 /* Fills *out for one sender (sender >= 0) or for the whole endpoint (sender = -1).
  * A sender's own figures stay readable after its CLOSED event, until pure_link_sender_open

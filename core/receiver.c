@@ -90,11 +90,10 @@ static pl_run *run_slot_for(pure_link *pl, int peer, uint64_t now_ns) {
 }
 
 void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns) {
-    uint8_t *buf = r->buf;
-    uint64_t *unstored = r->unstored_end;
+    pl_run_mem_release(pl, r);  /* the slot's earlier run gives its blocks back */
     int handle = r->handle;
     memset(r, 0, sizeof *r);
-    r->buf = buf, r->unstored_end = unstored, r->handle = handle;
+    r->handle = handle;
     if ((uint32_t)handle + 1 > pl->runs_used) pl->runs_used = (uint32_t)handle + 1;
     r->in_use = 1;
     r->peer = peer;

@@ -77,7 +77,7 @@ static void on_offer(pure_link *pl, pl_run *r, const pl_frame *f, uint32_t packe
 /* ---- STREAM ---- */
 
 static void refuse(pure_link *pl, pl_run *r, uint32_t reason) {
-    (void)pl;
+    pl_run_mem_release(pl, r);  /* a refused stream holds no record bytes */
     r->stream_state = PL_STREAM_REFUSED;
     r->refused_reason = reason;
     r->refused_notice_pending = 1;
@@ -87,23 +87,27 @@ static void refuse(pure_link *pl, pl_run *r, uint32_t reason) {
 
 /* The sender holds records only from base_record on: everything before it was STORED (by
  * this receiver or an earlier life of it), so delivery may move up to it — never back. */
-static void rebase(pl_run *r, uint64_t base_record, uint64_t base_off) {
+static void rebase(pure_link *pl, pl_run *r, uint64_t base_record, uint64_t base_off) {
     if (base_record <= r->deliver_record || base_off <= r->deliver_off) return;
     r->deliver_record = base_record;
     r->deliver_off = base_off;
     if (r->stored_record < base_record) {
+        uint64_t from = r->stored_off;
         r->stored_record = base_record;
         r->stored_off = base_off;
+        pl_run_mem_stored(pl, r, from);
     }
     pl_rangeset_remove_below(&r->have, base_off);
+    pl_run_ticket_done(pl, r);
 }
 
 static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, uint64_t now_ns) {
     if (r->stream_state == PL_STREAM_ACCEPTED || r->stream_state == PL_STREAM_ASKING) {
-        rebase(r, f->stream.base_record, f->stream.base_offset);
+        rebase(pl, r, f->stream.base_record, f->stream.base_offset);
         return;
     }
     /* NONE, or REFUSED (every trial asks again: the input may have appeared). */
+    pl_run_mem_release(pl, r);
     memcpy(r->source, f->stream.source, f->stream.source_len);
     r->source[f->stream.source_len] = 0;
     memcpy(r->input, f->stream.input, f->stream.input_len);
@@ -126,6 +130,7 @@ int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t store
     assert(stream >= 0 && (uint32_t)stream < pl->config.runs_most);
     assert(now_ns >= pl->now_ns);
     pl->now_ns = now_ns;
+    pl_stage_release(pl);
     pl_run *r = &pl->runs[stream];
     if (!r->in_use || r->stream_state != PL_STREAM_ASKING) return PURE_LINK_ERR_NOT_FOUND;
     r->timers[PL_RT_HOST] = PL_NONE;
@@ -144,7 +149,7 @@ int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t store
 
 /* ---- Record bytes ---- */
 
-/* The receiver holds stream bytes [stored_off, stored_off + buffer) in its ring.  Returns
+/* The receiver holds stream bytes [stored_off, stored_off + window) in pool blocks.  Returns
  * 0 when it had to leave bytes out for want of room (memory, or the table of holes): the
  * packet is then not acknowledged, so the sender's loss recovery sends them again at once
  * instead of waiting for the 1 s resend rule. */
@@ -153,33 +158,65 @@ static int on_records(pure_link *pl, pl_run *r, const pl_frame *f) {
     const pl_frame_data *rec = f->type == PL_FRAME_RECORDS ? &f->records : &f->record;
     if (r->stream_state == PL_STREAM_NONE) { r->stream_unknown_flag = 1; return 1; }
     if (r->stream_state == PL_STREAM_REFUSED) { r->refused_notice_pending = 1; return 1; }
+    pl_run_mem_trim(pl, r);
     uint64_t off = pl_offset_decode(r->deliver_off, rec->offset32);
     uint64_t lo = off, hi = off + rec->len;
-    uint64_t window_hi = r->stored_off + pl->config.stream_buffer_bytes;
+    uint64_t window_hi = r->stored_off + pl_run_window(pl, r);
     int whole = hi <= window_hi;
     if (lo < r->deliver_off) lo = r->deliver_off;
     if (hi > window_hi) hi = window_hi;  /* beyond memory: not accepted, the sender resends */
     if (lo >= hi) return whole;
-    if (pl_rangeset_add(&r->have, lo, hi) != 0) {
+    if (pl_run_mem_write(pl, r, lo, rec->data + (lo - off), (size_t)(hi - lo)) != 0 ||
+        pl_rangeset_add(&r->have, lo, hi) != 0) {
         pl->stats.dropped_no_room++;
         return 0;
     }
-    pl_ring_write(r->buf, pl->config.stream_buffer_bytes, lo, rec->data + (lo - off), (size_t)(hi - lo));
     if (!whole) pl->stats.dropped_no_room++;
     return whole;
 }
 
-/* Reads up to 8 bytes of the ring at stream offset off (fewer at the contiguous end). */
+/* Reads up to 8 bytes at stream offset off (fewer at the contiguous end). */
 static size_t ring_peek(const pure_link *pl, const pl_run *r, uint64_t off, uint64_t end, uint8_t out[8]) {
     size_t n = end - off < 8 ? (size_t)(end - off) : 8;
-    pl_ring_read(r->buf, pl->config.stream_buffer_bytes, off, out, n);
+    pl_run_mem_read(pl, r, off, out, n);
     return n;
+}
+
+/* Points the RECORD event at the record's bytes: one or two pieces in the pool's blocks,
+ * or a copy in the hand-over ring.  0, or -1 when the ring has no room now. */
+static int record_bytes(pure_link *pl, const pl_run *r, uint64_t start, size_t len, pure_link_event *ev,
+                        uint64_t *stage_end) {
+    *stage_end = 0;
+    ev->data = pl->pool.bytes, ev->len = 0, ev->data2 = NULL, ev->len2 = 0;
+    if (len == 0) return 0;
+    ev->data = pl_run_mem_at(pl, r, start, len, &ev->len);
+    if (ev->len == len) return 0;
+    ev->data2 = pl_run_mem_at(pl, r, start + ev->len, len - ev->len, &ev->len2);
+    if (ev->len + ev->len2 == len) return 0;
+    ev->data = pl_stage_record(pl, r, start, len, stage_end);
+    ev->len = len, ev->data2 = NULL, ev->len2 = 0;
+    return ev->data == NULL ? -1 : 0;
+}
+
+/* The stored mark moves to record n: the bytes of the records before it go back. */
+static void stored_to(pure_link *pl, pl_run *r, uint64_t n) {
+    uint64_t from = r->stored_off, off = from;
+    for (uint64_t k = r->stored_record; k < n; k++) {
+        uint8_t head[8];
+        uint64_t len;
+        int pl_len = pl_record_prefix_get(head, ring_peek(pl, r, off, r->deliver_off, head), &len);
+        assert(pl_len > 0);  /* delivered records: their prefixes parsed once already */
+        off += (uint64_t)pl_len + len;
+    }
+    r->stored_record = n;
+    r->stored_off = off;
+    r->stored_pending = 1;
+    pl_run_mem_stored(pl, r, from);
 }
 
 /* Hands complete records to the host, in order, while the event queue has room. */
 void pl_receiver_deliver(pure_link *pl, pl_run *r) {
     if (r->stream_state != PL_STREAM_ACCEPTED || !r->fresh || r->broken) return;
-    size_t size = pl->config.stream_buffer_bytes;
     while (r->have.count > 0 && r->have.r[0].lo <= r->deliver_off) {
         uint64_t end = r->have.r[0].hi;
         uint8_t head[8];
@@ -189,30 +226,36 @@ void pl_receiver_deliver(pure_link *pl, pl_run *r) {
         if (pl_len == PL_WIRE_TRUNCATED) break;           /* prefix not all here yet */
         if (pl_len < 0) { r->broken = 1; pl->stats.dropped_malformed++; break; }
         uint64_t start = r->deliver_off + (uint64_t)pl_len, stop = start + len;
-        if (stop > end) break;                            /* record not all here yet */
+        if (stop > end) {                                 /* record not all here yet */
+            if (stop - r->stored_off > pl_run_window(pl, r) && stop - r->stored_off <= pl->config.stream_buffer_bytes)
+                pl_run_ticket_ask(pl, r, stop);           /* longer than the run's share */
+            break;
+        }
         if (r->deliver_record >= r->host_mark) {
             if (pl_events_room(pl) == 0) { pl->deliver_blocked = 1; break; }
             if (r->deliver_record - r->stored_record >= pl->config.unstored_records_most) break;
+            pure_link_event tmp;
+            uint64_t stage_end;
+            if (record_bytes(pl, r, start, (size_t)len, &tmp, &stage_end) != 0) { pl->deliver_blocked = 1; break; }
             pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_RECORD);
+            pl->event_stage_end[(pl->ev_head + pl->ev_count - 1) % PL_EVENTS_MOST] = stage_end;
             ev->stream = r->handle, ev->peer = r->peer, ev->run = r->run;
             ev->record = (int64_t)r->deliver_record;
-            size_t at = (size_t)(start % size);
-            ev->data = r->buf + at;
-            ev->len = size - at < len ? size - at : (size_t)len;
-            ev->data2 = r->buf;
-            ev->len2 = (size_t)len - ev->len;
-            r->unstored_end[r->deliver_record % pl->config.unstored_records_most] = stop;
+            ev->data = tmp.data, ev->len = tmp.len, ev->data2 = tmp.data2, ev->len2 = tmp.len2;
             pl->stats.records_delivered++;
         } else if (r->stored_record == r->deliver_record) {
-            r->stored_record++;                           /* the host had it already */
+            uint64_t from = r->stored_off;                /* the host had it already */
+            r->stored_record++;
             r->stored_off = stop;
             r->stored_pending = 1;
+            pl_run_mem_stored(pl, r, from);
         }
         r->delivered_bytes += stop - r->deliver_off;
         r->delivered_records++;
         r->deliver_off = stop;
         r->deliver_record++;
         pl_rangeset_remove_below(&r->have, r->deliver_off);
+        pl_run_ticket_done(pl, r);
     }
 }
 
@@ -221,28 +264,29 @@ int pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns)
     assert(stream >= 0 && (uint32_t)stream < pl->config.runs_most);
     assert(now_ns >= pl->now_ns);
     pl->now_ns = now_ns;
+    pl_stage_release(pl);
     pl_run *r = &pl->runs[stream];
     if (!r->in_use || r->stream_state != PL_STREAM_ACCEPTED) return PURE_LINK_ERR_NOT_FOUND;
     if (record < 0 || (uint64_t)record > r->deliver_record) return PURE_LINK_ERR_INVALID;
     uint64_t n = (uint64_t)record;
     if (n <= r->stored_record) return 0;
     pl->stats.records_stored += n - r->stored_record;
-    r->stored_off = r->unstored_end[(n - 1) % pl->config.unstored_records_most];
-    r->stored_record = n;
-    r->stored_pending = 1;
+    stored_to(pl, r, n);
     pl_receiver_deliver(pl, r);  /* room in the unstored ring may let more through */
     pl_deadline_update(pl);
     return 0;
 }
 
-/* Credit (spec/protocol.md "Credit"): the room left in the run's memory divided by the
- * average bytes per record delivered so far, within 1..65,536; 1,024 before any delivery. */
+/* Credit (spec/protocol.md "Credit"): the room left in the run's window of the receive
+ * pool (no more than the pool has free for it) divided by the average bytes per record
+ * delivered so far, within 1..65,536; 1,024 before any delivery. */
 uint64_t pl_run_credit(const pure_link *pl, const pl_run *r) {
     if (r->delivered_records == 0) return PURE_LINK_CREDIT_FIRST;
     uint64_t held_end = r->have.count > 0 ? r->have.r[r->have.count - 1].hi : r->deliver_off;
     if (held_end < r->deliver_off) held_end = r->deliver_off;
-    uint64_t held = held_end - r->stored_off, size = pl->config.stream_buffer_bytes;
-    uint64_t room = held < size ? size - held : 0;
+    uint64_t held = held_end - r->stored_off, size = pl_run_window(pl, r);
+    uint64_t room = held < size ? size - held : 0, free_bytes = pl_run_pool_free(pl, r);
+    if (room > free_bytes) room = free_bytes;
     uint64_t per_record = r->delivered_bytes / r->delivered_records;
     if (per_record == 0) per_record = 1;
     uint64_t credit = room / per_record;

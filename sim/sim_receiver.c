@@ -148,11 +148,17 @@ void sim_receiver_on_stream_open(sim_world *w, sim_node *n, const pure_link_even
 /* ---- records ---- */
 
 static void measure_latency(sim_world *w, sim_link *l, const pure_link_event *ev) {
-    if (l->spec->mode != SIM_MODE_PACED || ev->len < 8 || ev->data == NULL) return;
-    uint64_t written_ns = get_le64(ev->data);
-    if (ev->len >= SIM_RECORD_HEADER_BYTES) {
+    size_t len = ev->len + ev->len2;
+    if (l->spec->mode != SIM_MODE_PACED || len < 8 || ev->data == NULL) return;
+    /* The record may come in two pieces (data, data2): its header too. */
+    uint8_t head[SIM_RECORD_HEADER_BYTES];
+    size_t want = len < sizeof head ? len : sizeof head, first = ev->len < want ? ev->len : want;
+    memcpy(head, ev->data, first);
+    if (want > first) memcpy(head + first, ev->data2, want - first);
+    uint64_t written_ns = get_le64(head);
+    if (len >= SIM_RECORD_HEADER_BYTES) {
         /* Count only the first hand-over of a record: a restart may hand it over again. */
-        uint64_t k = get_le64(ev->data + 8);
+        uint64_t k = get_le64(head + 8);
         if (k >= l->written) return;
         if (k >= l->handed_capacity) {
             size_t cap = l->handed_capacity ? l->handed_capacity : 1024;
@@ -229,7 +235,7 @@ void sim_receiver_on_record(sim_world *w, sim_node *n, const pure_link_event *ev
     }
     hr->state[r] = 1;
     if (l) measure_latency(w, l, ev);
-    sim_store_item item = {w->engine.now_ns + n->spec->store_latency_ns, r, (uint32_t)ev->len};
+    sim_store_item item = {w->engine.now_ns + n->spec->store_latency_ns, r, (uint32_t)(ev->len + ev->len2)};
     if (fifo_push(hr, &item) != 0) {
         sim_world_fail(w, "out of memory");
         return;

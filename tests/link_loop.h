@@ -73,6 +73,8 @@ typedef struct ll_net {
     /* Optional tap on every datagram that leaves a node (return 0 to drop it). */
     int (*tap)(struct ll_net *net, int from, int to, uint8_t *data, size_t len, void *arg);
     void *tap_arg;
+    /* Optional look at every RECORD event a host takes (its bytes are valid only then). */
+    void (*on_record)(struct ll_net *net, int node, const pure_link_event *ev);
 } ll_net;
 
 static uint64_t ll_rand(ll_net *n) {
@@ -146,6 +148,7 @@ static void ll_service(ll_net *n, int i) {
             break;
         }
         case PURE_LINK_EVENT_RECORD: {
+            if (n->on_record) n->on_record(n, i, &ev);
             ll_stream *st = ll_stream_of(d, ev.run);
             st->handle = ev.stream;
             if (ev.record < st->stored) d->duplicates++;

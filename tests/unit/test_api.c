@@ -21,6 +21,11 @@ static void config_limits_give_size_zero(void) {
     CHECK(pure_link_size(&c) > 0);
     c = base(), c.stream_buffer_bytes = PURE_LINK_RECORD_MOST + 7;
     CHECK_EQ_U(pure_link_size(&c), 0);
+    /* The receive pool holds at least one largest record (16 MiB + 8 B in 16 KiB blocks). */
+    c = base(), c.receive_memory_bytes = 16u * 1024 * 1024 + 32 * 1024 - 1;
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    c.receive_memory_bytes += 1;
+    CHECK(pure_link_size(&c) > 0);
     c = base(), c.packets_in_flight_most = 63;
     CHECK_EQ_U(pure_link_size(&c), 0);
     c = base(), c.congestion = 99;

@@ -1,0 +1,287 @@
+/* pool.c: the receive pool (spec/protocol.md §4.2 "Receive memory").  Every run's record
+ * bytes — reassembly and delivered-but-unstored — live in blocks of PL_BLOCK_BYTES taken
+ * from one budget; a map finds the block of (run slot, block number).  A run may hold a
+ * fair share of the pool; a record too long for its share waits for the one ticket, which
+ * promises it the whole record.  Records that span more than two blocks are copied into a
+ * hand-over ring for the RECORD event, which offers two pieces at most. */
+#include "internal.h"
+
+/* ---- The block map: open addressing with linear probing, keys never 0. ---- */
+
+static uint64_t map_key(const pl_run *r, uint64_t block_no) {
+    /* A run spans far fewer than 2^40 blocks, so the low 40 bits of the number tell its
+     * blocks apart; the slot handle (< 2^20) takes the bits above. */
+    return ((uint64_t)r->handle + 1) << 40 | (block_no & ((UINT64_C(1) << 40) - 1));
+}
+
+static uint32_t map_home(const pl_pool *p, uint64_t key) {
+    return (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & p->map_mask;
+}
+
+static uint32_t map_find(const pl_pool *p, uint64_t key) {
+    for (uint32_t i = map_home(p, key);; i = (i + 1) & p->map_mask) {
+        if (p->map_key[i] == key) return i;
+        if (p->map_key[i] == 0) return UINT32_MAX;
+    }
+}
+
+/* Removes entry i and shifts later entries of its probe chain back (no tombstones). */
+static void map_remove(pl_pool *p, uint32_t i) {
+    p->map_key[i] = 0;
+    for (uint32_t j = (i + 1) & p->map_mask; p->map_key[j] != 0; j = (j + 1) & p->map_mask) {
+        uint32_t home = map_home(p, p->map_key[j]);
+        /* Entry j may move to the hole at i if its home is not in (i, j] (cyclically). */
+        int stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (stays) continue;
+        p->map_key[i] = p->map_key[j], p->map_block[i] = p->map_block[j];
+        p->map_key[j] = 0;
+        i = j;
+    }
+}
+
+/* ---- Layout and init ---- */
+
+size_t pl_pool_map_size(uint32_t blocks) {
+    size_t n = 1;
+    while (n < 2 * (size_t)blocks) n *= 2;
+    return n;
+}
+
+void pl_pool_init(pl_pool *p, const pure_link_config *c) {
+    p->ticket = -1;
+    p->free_count = p->blocks;
+    for (uint32_t i = 0; i < p->blocks; i++) p->free_stack[i] = p->blocks - 1 - i;
+    memset(p->map_key, 0, ((size_t)p->map_mask + 1) * sizeof p->map_key[0]);
+    /* Room for one largest record stays outside the shares when the pool has it twice:
+     * a long record then waits only for the ticket, not for every run to shrink. */
+    uint32_t big = (uint32_t)(c->stream_buffer_bytes / PL_BLOCK_BYTES) + 2;
+    p->big_blocks = p->blocks >= 2 * big ? big : 0;
+}
+
+/* ---- Shares and the ticket ---- */
+
+static uint32_t blocks_of(uint64_t lo, uint64_t hi) {
+    return hi <= lo ? 0 : (uint32_t)((hi - 1) / PL_BLOCK_BYTES - lo / PL_BLOCK_BYTES + 1);
+}
+
+static uint32_t blocks_of(uint64_t lo, uint64_t hi);
+
+/* Blocks the first waiting run's record still needs (0 when none waits). */
+static uint32_t head_need(const pure_link *pl) {
+    const pl_pool *p = &pl->pool;
+    if (p->ticket >= 0 || p->queue_count == 0) return 0;
+    const pl_run *r = &pl->runs[p->queue[p->queue_head]];
+    if (!r->in_use || r->ticket_state != PL_TICKET_WAITING) return 0;
+    uint32_t span = blocks_of(r->stored_off, r->ticket_end);
+    return span > r->mem_blocks ? span - r->mem_blocks : 0;
+}
+
+/* Blocks kept outside the shares: room for one largest record, or (in a pool too small to
+ * keep it aside) what the ticket's record needs while it waits or fills. */
+static uint32_t reserve_blocks(const pure_link *pl) {
+    const pl_pool *p = &pl->pool;
+    uint32_t need = p->ticket >= 0 ? p->promised : head_need(pl);
+    uint32_t reserve = need > p->big_blocks ? need : p->big_blocks;
+    return reserve < p->blocks ? reserve : p->blocks;
+}
+
+/* Bytes from its stored mark that run r may hold: the ticket's record, or a fair share of
+ * the pool among the runs that hold memory (r counted), at most stream_buffer_bytes. */
+uint64_t pl_run_window(const pure_link *pl, const pl_run *r) {
+    const pl_pool *p = &pl->pool;
+    if (p->ticket == r->handle) return r->ticket_end - r->stored_off;
+    uint32_t holders = p->runs_holding + (r->mem_blocks == 0);
+    uint64_t share = (uint64_t)((p->blocks - reserve_blocks(pl)) / holders) * PL_BLOCK_BYTES;
+    return share < pl->config.stream_buffer_bytes ? share : pl->config.stream_buffer_bytes;
+}
+
+/* Bytes of free blocks run r could take now (blocks promised to the ticket excluded). */
+uint64_t pl_run_pool_free(const pure_link *pl, const pl_run *r) {
+    const pl_pool *p = &pl->pool;
+    if (p->ticket == r->handle) return (uint64_t)p->free_count * PL_BLOCK_BYTES;
+    return p->free_count > p->promised ? (uint64_t)(p->free_count - p->promised) * PL_BLOCK_BYTES : 0;
+}
+
+/* Gives the ticket to the first waiting run whose record the free blocks can hold.  FIFO:
+ * no run is passed, so each waits at most for the records queued before it. */
+static void ticket_grant(pure_link *pl) {
+    pl_pool *p = &pl->pool;
+    while (p->ticket < 0 && p->queue_count > 0) {
+        pl_run *r = &pl->runs[p->queue[p->queue_head]];
+        if (!r->in_use || r->ticket_state != PL_TICKET_WAITING) {
+            p->queue_head = (p->queue_head + 1) % p->queue_most, p->queue_count--;
+            continue;
+        }
+        uint32_t span = blocks_of(r->stored_off, r->ticket_end);
+        uint32_t need = span > r->mem_blocks ? span - r->mem_blocks : 0;
+        if (p->free_count < need) return;
+        p->queue_head = (p->queue_head + 1) % p->queue_most, p->queue_count--;
+        p->ticket = r->handle;
+        p->promised = need;
+        r->ticket_state = PL_TICKET_HELD;
+    }
+}
+
+/* Run r's next record ends at stream offset end, beyond its share: it queues for the ticket. */
+void pl_run_ticket_ask(pure_link *pl, pl_run *r, uint64_t end) {
+    pl_pool *p = &pl->pool;
+    assert(end - r->stored_off <= pl->config.stream_buffer_bytes);
+    if (r->ticket_state != PL_TICKET_NONE || p->queue_count == p->queue_most) return;
+    r->ticket_state = PL_TICKET_WAITING;
+    r->ticket_end = end;
+    p->queue[(p->queue_head + p->queue_count) % p->queue_most] = (uint32_t)r->handle;
+    p->queue_count++;
+    ticket_grant(pl);
+}
+
+/* The ticket's record was handed over (or its run let go): the promise ends. */
+static void ticket_drop(pure_link *pl, pl_run *r) {
+    pl_pool *p = &pl->pool;
+    if (r->ticket_state == PL_TICKET_HELD) {
+        assert(p->ticket == r->handle);
+        p->ticket = -1;
+        p->promised = 0;
+    }
+    r->ticket_state = PL_TICKET_NONE;  /* a queued entry is skipped when it comes up */
+    ticket_grant(pl);
+}
+
+void pl_run_ticket_done(pure_link *pl, pl_run *r) {
+    if (r->ticket_state == PL_TICKET_HELD && r->deliver_off >= r->ticket_end) ticket_drop(pl, r);
+}
+
+/* ---- Blocks of a run ---- */
+
+static uint8_t *block_find(const pure_link *pl, const pl_run *r, uint64_t block_no) {
+    const pl_pool *p = &pl->pool;
+    uint32_t i = map_find(p, map_key(r, block_no));
+    return i == UINT32_MAX ? NULL : p->bytes + (size_t)p->map_block[i] * PL_BLOCK_BYTES;
+}
+
+/* The block of r at block_no, taken from the pool if r has none there; NULL when the pool
+ * has no block for r (the rest is promised to the ticket, or all are taken). */
+static uint8_t *block_get(pure_link *pl, pl_run *r, uint64_t block_no) {
+    uint8_t *b = block_find(pl, r, block_no);
+    if (b != NULL) return b;
+    pl_pool *p = &pl->pool;
+    int holder = p->ticket == r->handle;
+    if (p->free_count == 0 || (!holder && p->free_count <= p->promised)) return NULL;
+    uint32_t block = p->free_stack[--p->free_count];
+    if (holder && p->promised > 0) p->promised--;
+    uint64_t key = map_key(r, block_no);
+    uint32_t i = map_home(p, key);
+    while (p->map_key[i] != 0) i = (i + 1) & p->map_mask;
+    p->map_key[i] = key, p->map_block[i] = block;
+    if (r->mem_blocks++ == 0) p->runs_holding++;
+    if (block_no + 1 > r->mem_top) r->mem_top = block_no + 1;
+    uint32_t used = p->blocks - p->free_count;
+    if (used > p->used_peak) p->used_peak = used;
+    return p->bytes + (size_t)block * PL_BLOCK_BYTES;
+}
+
+static void block_give(pure_link *pl, pl_run *r, uint64_t block_no) {
+    pl_pool *p = &pl->pool;
+    uint32_t i = map_find(p, map_key(r, block_no));
+    if (i == UINT32_MAX) return;  /* a hole never written */
+    p->free_stack[p->free_count++] = p->map_block[i];
+    map_remove(p, i);
+    assert(r->mem_blocks > 0);
+    if (--r->mem_blocks == 0) p->runs_holding--, r->mem_top = 0;
+}
+
+/* Writes n bytes at stream offset off; 0, or -1 (nothing written) when the pool cannot
+ * give the blocks. */
+int pl_run_mem_write(pure_link *pl, pl_run *r, uint64_t off, const uint8_t *src, size_t n) {
+    uint64_t first = off / PL_BLOCK_BYTES, last = (off + n - 1) / PL_BLOCK_BYTES;
+    assert(n > 0 && n <= PURE_LINK_DATAGRAM_MOST && last - first <= 1);  /* one packet's bytes */
+    for (uint64_t b = first; b <= last; b++)
+        if (block_get(pl, r, b) == NULL) return -1;
+    while (n > 0) {
+        size_t at = (size_t)(off % PL_BLOCK_BYTES), take = PL_BLOCK_BYTES - at < n ? PL_BLOCK_BYTES - at : n;
+        memcpy(block_find(pl, r, off / PL_BLOCK_BYTES) + at, src, take);
+        off += take, src += take, n -= take;
+    }
+    return 0;
+}
+
+/* The bytes at off, contiguous up to the end of their block (*n_out of them, at most n). */
+const uint8_t *pl_run_mem_at(const pure_link *pl, const pl_run *r, uint64_t off, size_t n, size_t *n_out) {
+    const uint8_t *b = block_find(pl, r, off / PL_BLOCK_BYTES);
+    assert(b != NULL);  /* only bytes that were received are read */
+    size_t at = (size_t)(off % PL_BLOCK_BYTES);
+    *n_out = PL_BLOCK_BYTES - at < n ? PL_BLOCK_BYTES - at : n;
+    return b + at;
+}
+
+void pl_run_mem_read(const pure_link *pl, const pl_run *r, uint64_t off, uint8_t *dst, size_t n) {
+    while (n > 0) {
+        size_t take;
+        const uint8_t *src = pl_run_mem_at(pl, r, off, n, &take);
+        memcpy(dst, src, take);
+        off += take, dst += take, n -= take;
+    }
+}
+
+/* While a long record waits for the ticket and the free blocks cannot hold it, a run holding more than its share
+ * gives back the blocks beyond it, with the bytes in them that were not handed over yet
+ * (acknowledged or not: they come again, by loss recovery or the 1 s resend rule).  So
+ * the shares shrink to leave the ticket's record room even when runs filled the pool
+ * before it came. */
+void pl_run_mem_trim(pure_link *pl, pl_run *r) {
+    const pl_pool *p = &pl->pool;
+    if (r->mem_blocks == 0 || r->ticket_state == PL_TICKET_HELD || head_need(pl) <= p->free_count) return;
+    uint64_t cut = r->stored_off + pl_run_window(pl, r);
+    if (cut < r->deliver_off) cut = r->deliver_off;  /* handed over: the host holds those */
+    uint64_t first = cut == r->stored_off ? cut / PL_BLOCK_BYTES : (cut + PL_BLOCK_BYTES - 1) / PL_BLOCK_BYTES;
+    if (first >= r->mem_top) return;
+    pl_rangeset_remove(&r->have, first * PL_BLOCK_BYTES > cut ? first * PL_BLOCK_BYTES : cut, UINT64_MAX);
+    for (uint64_t b = first; b < r->mem_top && r->mem_blocks > 0; b++) block_give(pl, r, b);
+    r->mem_top = first;
+    ticket_grant(pl);
+}
+
+/* The stored mark moved from `from` to r->stored_off: blocks wholly below it go back. */
+void pl_run_mem_stored(pure_link *pl, pl_run *r, uint64_t from) {
+    /* With nothing held beyond the mark, its block goes too (an idle run holds nothing). */
+    int empty = r->stored_off == r->deliver_off && r->have.count == 0;
+    uint64_t to = empty ? r->mem_top : r->stored_off / PL_BLOCK_BYTES;
+    for (uint64_t b = from / PL_BLOCK_BYTES; b < to && r->mem_blocks > 0; b++) block_give(pl, r, b);
+    ticket_grant(pl);
+}
+
+/* Everything r holds goes back (a new binding, a refusal, a slot taken over). */
+void pl_run_mem_release(pure_link *pl, pl_run *r) {
+    if (r->ticket_state != PL_TICKET_NONE) ticket_drop(pl, r);
+    if (r->mem_blocks > 0) {
+        for (uint64_t b = r->stored_off / PL_BLOCK_BYTES; b < r->mem_top && r->mem_blocks > 0; b++)
+            block_give(pl, r, b);
+        assert(r->mem_blocks == 0);
+    }
+    r->mem_top = 0;
+    ticket_grant(pl);
+}
+
+/* ---- Hand-over ring for records of more than two pieces ---- */
+
+/* Copies record [start, start + len) of r into the ring; NULL when it has no room now
+ * (delivery waits until the host has taken the records before). */
+const uint8_t *pl_stage_record(pure_link *pl, const pl_run *r, uint64_t start, size_t len, uint64_t *end_out) {
+    pl_pool *p = &pl->pool;
+    assert(len <= PL_STAGE_BYTES);
+    if (p->stage_head == p->stage_tail) p->stage_head = p->stage_tail = p->stage_popped_end = 0;
+    size_t at = (size_t)(p->stage_tail % PL_STAGE_BYTES);
+    uint64_t skip = at + len > PL_STAGE_BYTES ? PL_STAGE_BYTES - at : 0;  /* no wrap inside a record */
+    if (p->stage_tail + skip + len - p->stage_head > PL_STAGE_BYTES) return NULL;
+    p->stage_tail += skip;
+    uint8_t *dst = p->stage + (size_t)(p->stage_tail % PL_STAGE_BYTES);
+    pl_run_mem_read(pl, r, start, dst, len);
+    p->stage_tail += len;
+    *end_out = p->stage_tail;
+    return dst;
+}
+
+/* The host has taken every event before the one popped last: their copies go. */
+void pl_stage_release(pure_link *pl) {
+    pl_pool *p = &pl->pool;
+    if (p->stage_popped_end > p->stage_head) p->stage_head = p->stage_popped_end;
+}

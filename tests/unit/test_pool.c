@@ -1,0 +1,77 @@
+/* test_pool.c: the receive pool (spec/protocol.md §4.2 "Receive memory") — many runs share
+ * one small budget, records of one block, two blocks and more (the hand-over ring), and
+ * two 16 MiB records that each need the whole pool's ticket; every record arrives once,
+ * in order, byte for byte, and the runs never hold more than the pool. */
+#include "harness.h"
+#include "link_loop.h"
+
+#define MIB (1024u * 1024u)
+#define POOL_LEAST (16u * MIB + 32u * 1024u)   /* a largest record and two blocks */
+#define SENDERS 24
+#define SMALL_RECORDS 40
+
+static uint64_t runs[SENDERS];
+static uint64_t bad_bytes, checked;
+
+static uint8_t pattern(uint64_t run, int64_t record, size_t j) {
+    return (uint8_t)((run >> (8 * (record % 8))) + (uint64_t)record * 13u + j * 31u + (j >> 9));
+}
+
+static void check_record(ll_net *n, int node, const pure_link_event *ev) {
+    (void)n, (void)node;
+    for (size_t j = 0; j < ev->len + ev->len2; j++) {
+        uint8_t b = j < ev->len ? ev->data[j] : ev->data2[j - ev->len];
+        if (b != pattern(ev->run, ev->record, j)) { bad_bytes++; break; }
+    }
+    checked++;
+}
+
+static size_t small_size(int64_t k) {
+    static const size_t sizes[] = {100, 3000, 20000, 40000};  /* 1, 1-2, 2-3 and 3-4 blocks */
+    return sizes[k % 4];
+}
+
+static void pool_shared_by_many_runs(void) {
+    pure_link_config tx = {.peers_most = PURE_LINK_NONE, .senders_most = SENDERS,
+                           .send_queue_bytes = 18u * MIB, .packets_in_flight_most = 1024};
+    pure_link_config rx = {.senders_most = PURE_LINK_NONE, .receive_memory_bytes = POOL_LEAST};
+    ll_net n;
+    ll_init(&n, 41, 2000000);
+    n.on_record = check_record;
+    int a = ll_node_add(&n, &tx), b = ll_node_add(&n, &rx);
+    CHECK(ll_wire(&n, b, a, "*") == 0);
+    static uint8_t rec[16u * MIB];
+    int64_t total = 0;
+    for (int i = 0; i < SENDERS; i++) {
+        char source[16];
+        snprintf(source, sizeof source, "out%d", i);
+        CHECK(ll_link(&n, a, b, source, "in", 1) == i);
+        runs[i] = pure_link_sender_run(n.node[a].pl, i);
+        int big = i < 2;  /* two runs start with a largest record */
+        for (int64_t k = 0; k < SMALL_RECORDS + big; k++) {
+            size_t len = big && k == 0 ? 16u * MIB : small_size(k);
+            for (size_t j = 0; j < len; j++) rec[j] = pattern(runs[i], k, j);
+            CHECK(pure_link_send(n.node[a].pl, i, rec, len, 0) == k);
+            total++;
+        }
+    }
+    ll_run(&n, 120ull * 1000000000ull, NULL, NULL);
+    CHECK_EQ_U(n.node[b].records_delivered, total);
+    CHECK_EQ_U(checked, total);
+    CHECK_EQ_U(bad_bytes, 0);
+    CHECK_EQ_U(n.node[b].duplicates, 0);
+    CHECK_EQ_U(n.node[b].out_of_order, 0);
+    for (int i = 0; i < SENDERS; i++) {
+        pure_link_stats s = {.version = PURE_LINK_STATS_VERSION};
+        CHECK(pure_link_stats_get(n.node[a].pl, i, &s) == 0);
+        CHECK_EQ_U(s.records_stored, SMALL_RECORDS + (i < 2));
+    }
+    pure_link_stats e = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[b].pl, -1, &e) == 0);
+    CHECK_EQ_U(e.receive_memory_bytes, POOL_LEAST);
+    CHECK(e.receive_memory_bytes_peak <= e.receive_memory_bytes);
+    CHECK(e.receive_memory_bytes_peak > 16u * MIB);  /* a largest record was held whole */
+    ll_free(&n);
+}
+
+TEST_MAIN(TEST_CASE(pool_shared_by_many_runs))
