@@ -16,7 +16,8 @@
  * test: the machine is shared.  Where the kernel refuses GSO or GRO, a line says so and
  * the rows that need it are left out.
  *
- *   bench_udp_ceiling [SECONDS_PER_ROW]     (default 0.5; 4 rows) */
+ *   bench_udp_ceiling [SECONDS_PER_ROUND]     (default 0.3; 4 rows of 3 rounds, the best
+ *                                              round of each row printed) */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,6 +48,7 @@
 #define GSO_BATCH 8              /* GSO sends per sendmmsg call */
 #define GRO_BUFFER_BYTES 65536u  /* one coalesced receive */
 #define RECEIVE_IDLE_MS 50       /* the receiver stops this long after the last datagram */
+#define ROUNDS 3                 /* rounds per row; the best one is printed */
 
 static double clock_s(void) {
     struct timespec ts;
@@ -155,9 +157,11 @@ static result blast(int fd, const struct sockaddr_in *to, int gso, double second
     return res;
 }
 
-/* One row: a fresh pair of sockets, the receiver on its own thread.  Returns 0, or the
+typedef struct figures { double gbit_per_s, gbit_per_cpu_s, cpu_us_per_datagram, send_cpu_s, receive_cpu_s, dropped; } figures;
+
+/* One round: a fresh pair of sockets, the receiver on its own thread.  Returns 0, or the
  * errno with which the kernel refused GSO or GRO. */
-static int run_row(const row *w, double seconds) {
+static int run_round(const row *w, double seconds, figures *f) {
     struct sockaddr_in rx_addr, tx_addr;
     receiver r = {.gro = w->gro};
     r.fd = udp_socket(&rx_addr, 1);
@@ -165,35 +169,47 @@ static int run_row(const row *w, double seconds) {
     if (w->gro && setsockopt(r.fd, SOL_UDP, UDP_GRO, &one, sizeof one) != 0) refused = errno;
     if (w->gso && !refused && setsockopt(tx, SOL_UDP, UDP_SEGMENT, &segment, sizeof segment) != 0) refused = errno;
     pthread_t thread;
-    if (!refused && pthread_create(&thread, NULL, receive_loop, &r) == 0) {
+    if (!refused && pthread_create(&thread, NULL, receive_loop, &r) != 0) { perror("bench_udp_ceiling: thread"); exit(1); }
+    if (!refused) {
         double start = clock_s();
         result s = blast(tx, &rx_addr, w->gso, seconds);
         atomic_store(&r.sender_done, 1);
         pthread_join(thread, NULL);
         refused = s.refused_errno;
-        if (!refused) {
-            double wall = r.last_s > start ? r.last_s - start : seconds, cpu = s.cpu_s + r.cpu_s;
-            double gbit = (double)r.bytes * 8 / 1e9;
-            double lost = s.sent_datagrams ? 100.0 * (1.0 - (double)r.datagrams / (double)s.sent_datagrams) : 0;
-            printf("  %-9s %-9s %8.2f %11.2f %12.2f %9.2f %9.2f %7.1f%%\n", w->sender, w->receiver, gbit / wall,
-                   cpu > 0 ? gbit / cpu : 0, r.datagrams ? cpu * 1e6 / (double)r.datagrams : 0, s.cpu_s, r.cpu_s,
-                   lost < 0 ? 0 : lost);
-        }
+        double wall = r.last_s > start ? r.last_s - start : seconds, cpu = s.cpu_s + r.cpu_s;
+        double gbit = (double)r.bytes * 8 / 1e9;
+        double lost = s.sent_datagrams ? 1.0 - (double)r.datagrams / (double)s.sent_datagrams : 0;
+        *f = (figures){gbit / wall, cpu > 0 ? gbit / cpu : 0, r.datagrams ? cpu * 1e6 / (double)r.datagrams : 0,
+                       s.cpu_s, r.cpu_s, lost < 0 ? 0 : lost};
     }
     close(tx), close(r.fd);
     return refused;
 }
 
+/* One row: the round with the most Gbit per CPU-second of ROUNDS (the machine is shared). */
+static int run_row(const row *w, double seconds) {
+    figures best = {0}, f = {0};
+    for (int round = 0; round < ROUNDS; round++) {
+        int refused = run_round(w, seconds, &f);
+        if (refused) return refused;
+        if (f.gbit_per_cpu_s > best.gbit_per_cpu_s) best = f;
+    }
+    printf("  %-9s %-9s %8.2f %11.2f %12.2f %9.2f %9.2f %7.1f%%\n", w->sender, w->receiver, best.gbit_per_s,
+           best.gbit_per_cpu_s, best.cpu_us_per_datagram, best.send_cpu_s, best.receive_cpu_s, 100 * best.dropped);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    double seconds = argc > 1 ? atof(argv[1]) : 0.5;
-    if (seconds <= 0 || seconds > 10) { fprintf(stderr, "usage: bench_udp_ceiling [SECONDS_PER_ROW (0..10]]\n"); return 2; }
+    double seconds = argc > 1 ? atof(argv[1]) : 0.3;
+    if (seconds <= 0 || seconds > 10) { fprintf(stderr, "usage: bench_udp_ceiling [SECONDS_PER_ROUND (0..10]]\n"); return 2; }
     static const row rows[] = {
         {"sendmmsg", "recvmmsg", 0, 0},
         {"sendmmsg", "UDP_GRO", 0, 1},
         {"UDP_GSO", "recvmmsg", 1, 0},
         {"UDP_GSO", "UDP_GRO", 1, 1},
     };
-    printf("raw UDP ceiling on loopback: %u B datagrams, no protocol, %.1f s per row\n", DATAGRAM_BYTES, seconds);
+    printf("raw UDP ceiling on loopback: %u B datagrams, no protocol, sender and receiver threads, best of %d x %.1f s\n",
+           DATAGRAM_BYTES, ROUNDS, seconds);
     printf("  %-9s %-9s %8s %11s %12s %9s %9s %8s\n", "sender", "receiver", "Gbit/s", "Gbit/CPU-s", "CPU us/dgram",
            "send CPU", "recv CPU", "dropped");
     int gso_refused = 0, gro_refused = 0;
