@@ -40,23 +40,29 @@ static inline pure_link *ex_endpoint_new(const pure_link_config *cfg, const uint
     return pure_link_init(memory, bytes, cfg, seed, now_ns);
 }
 
-/* ---- Receiver host: one input, any number of runs, everything in memory. ---- */
+/* ---- Receiver host: one input, a few runs, everything in memory. ---- */
 #define EX_RUNS_MOST 8
 
 typedef struct ex_receiver {
     pure_link *pl;
-    struct { uint64_t run; int64_t stored; } runs[EX_RUNS_MOST]; /* stored mark per run */
+    /* The stored mark of each run, keyed on (peer, run): a stream handle is a slot that
+     * another run may take after this one goes idle. */
+    struct { int used, peer; uint64_t run; int64_t stored; } runs[EX_RUNS_MOST];
     int64_t records_stored, records_bad, refused;
     uint8_t *memo;             /* the memo "file": pure_link_memo_size() bytes */
     size_t memo_bytes;
 } ex_receiver;
 
-/* The stored mark of `run`, which a real host reads back from its store after a restart. */
-static inline int64_t *ex_stored_mark(ex_receiver *r, uint64_t run) {
+/* The stored mark of the event's run, which a real host keeps durably beside the records
+ * and reads back after a restart; NULL when this host has no room for another run. */
+static inline int64_t *ex_stored_mark(ex_receiver *r, const pure_link_event *ev) {
     for (int i = 0; i < EX_RUNS_MOST; i++)
-        if (r->runs[i].run == run) return &r->runs[i].stored;
+        if (r->runs[i].used && r->runs[i].peer == ev->peer && r->runs[i].run == ev->run) return &r->runs[i].stored;
     for (int i = 0; i < EX_RUNS_MOST; i++)
-        if (r->runs[i].run == 0) { r->runs[i].run = run; return &r->runs[i].stored; }
+        if (!r->runs[i].used) {
+            r->runs[i].used = 1, r->runs[i].peer = ev->peer, r->runs[i].run = ev->run;
+            return &r->runs[i].stored;
+        }
     return NULL;
 }
 
@@ -84,7 +90,7 @@ static inline void ex_receiver_event(ex_receiver *r, const pure_link_event *ev, 
     case PURE_LINK_EVENT_STREAM_OPEN: {
         /* Accept our input with our shape; the stored mark lets a run that comes back
          * (after a restart of either side) skip what is already stored. */
-        int64_t *mark = ex_stored_mark(r, ev->run);
+        int64_t *mark = ex_stored_mark(r, ev);
         int answer = strcmp(ev->input, EX_INPUT) != 0 || !mark ? -1
                      : ev->shape != EX_SHAPE                    ? -PURE_LINK_OTHER_SHAPE
                                                                 : 0;
@@ -94,7 +100,7 @@ static inline void ex_receiver_event(ex_receiver *r, const pure_link_event *ev, 
     }
     case PURE_LINK_EVENT_RECORD: {
         /* Records of a run arrive in order, each once; check the bytes, then "store". */
-        int64_t *mark = ex_stored_mark(r, ev->run);
+        int64_t *mark = ex_stored_mark(r, ev);
         if (!mark || ev->record != *mark || !ex_record_ok(ev)) { r->records_bad++; break; }
         *mark = ev->record + 1;
         r->records_stored++;

@@ -1,7 +1,7 @@
 /* uv_link.c: the pure-link core driven from a libuv event loop.
  *
  * Shows how little a driver has to do.  A sender and a receiver endpoint live in one
- * process, each on its own UDP socket on 127.0.0.1, both on one uv_loop.  libuv does all
+ * process, each on its own UDP socket on 127.0.0.1 (or ::1), both on one uv_loop.  libuv does all
  * the I/O (uv_udp) and all the time-keeping (uv_hrtime for `now_ns`, one uv_timer per
  * endpoint armed at pure_link_deadline()); the core does the protocol; example_host.h
  * answers the events (STREAM_OPEN, RECORD, MEMO_WRITE) in memory.
@@ -10,7 +10,7 @@
  * byte of each one.  The program exits 0 once the sender has seen every record STORED and
  * its stream CLOSED, and 1 on any error or after 60 s.
  *
- *   uv_link [RECORDS]
+ *   uv_link [RECORDS] [-6]
  */
 #include <uv.h>
 
@@ -32,12 +32,20 @@ static uv_timer_t give_up;      /* bounds the run */
 static uint64_t now_ns(void) { return uv_hrtime(); } /* monotonic nanoseconds, as the core wants */
 
 /* The core treats addresses as opaque bytes and compares them byte for byte, so build them
- * from the fields alone, the same way every time (no stray padding). */
+ * from the fields alone, the same way every time (no stray padding).  A sockaddr_in6 fits
+ * too (PURE_LINK_ADDR_MOST is 28 B). */
 static void addr_from_sockaddr(const struct sockaddr *sa, pure_link_addr *a) {
-    struct sockaddr_in sin = {.sin_family = AF_INET};
-    sin.sin_port = ((const struct sockaddr_in *)sa)->sin_port;
-    sin.sin_addr = ((const struct sockaddr_in *)sa)->sin_addr;
     memset(a, 0, sizeof *a);
+    if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        struct sockaddr_in6 six = {.sin6_family = AF_INET6, .sin6_port = in6->sin6_port, .sin6_addr = in6->sin6_addr,
+                                   .sin6_scope_id = in6->sin6_scope_id};
+        a->len = sizeof six;
+        memcpy(a->bytes, &six, sizeof six);
+        return;
+    }
+    const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = in->sin_port, .sin_addr = in->sin_addr};
     a->len = sizeof sin;
     memcpy(a->bytes, &sin, sizeof sin);
 }
@@ -112,10 +120,11 @@ static void on_give_up(uv_timer_t *t) {
     finish();
 }
 
-/* A UDP socket on 127.0.0.1 (any port) and a timer for node n. */
-static int node_open(uv_loop_t *loop, node *n, struct sockaddr_in *bound) {
-    struct sockaddr_in any;
-    uv_ip4_addr("127.0.0.1", 0, &any);
+/* A UDP socket on the loopback address (any port) and a timer for node n. */
+static int node_open(uv_loop_t *loop, node *n, int ipv6, struct sockaddr_storage *bound) {
+    struct sockaddr_storage any;
+    if (ipv6) uv_ip6_addr("::1", 0, (struct sockaddr_in6 *)&any);
+    else uv_ip4_addr("127.0.0.1", 0, (struct sockaddr_in *)&any);
     n->udp.data = n->timer.data = n;
     int len = sizeof *bound, rc;
     if ((rc = uv_udp_init(loop, &n->udp)) || (rc = uv_udp_bind(&n->udp, (const struct sockaddr *)&any, 0)) ||
@@ -131,6 +140,7 @@ static int node_open(uv_loop_t *loop, node *n, struct sockaddr_in *bound) {
 
 int main(int argc, char **argv) {
     int64_t count = argc > 1 ? atoll(argv[1]) : 20000;
+    int ipv6 = argc > 2 && strcmp(argv[2], "-6") == 0;
     uv_loop_t *loop = uv_default_loop();
     uint8_t random[4][32]; /* two static secrets, two seeds */
     if (count < 1 || uv_random(NULL, NULL, random, sizeof random, 0, NULL) != 0) return 1;
@@ -148,8 +158,8 @@ int main(int argc, char **argv) {
     tx = (ex_sender){.pl = sender.pl, .count = count};
     sender.tx = &tx;
 
-    struct sockaddr_in rx_addr, tx_addr;
-    if (node_open(loop, &receiver, &rx_addr) || node_open(loop, &sender, &tx_addr)) return 1;
+    struct sockaddr_storage rx_addr, tx_addr;
+    if (node_open(loop, &receiver, ipv6, &rx_addr) || node_open(loop, &sender, ipv6, &tx_addr)) return 1;
 
     /* Wiring, which a real deployment reads from configuration: the receiver lets the
      * sender's key send as EX_SOURCE; the sender knows the receiver's key and address. */
@@ -168,8 +178,8 @@ int main(int argc, char **argv) {
 
     double seconds = (double)(now_ns() - start_ns) / 1e9;
     int ok = !tx.failed && tx.closed && tx.stored == count && rx.records_stored == count && rx.records_bad == 0;
-    printf("uv_link: %lld of %lld records stored and checked, %lld bad, in %.2f s: %s\n",
-           (long long)rx.records_stored, (long long)count, (long long)rx.records_bad, seconds, ok ? "ok" : "FAILED");
+    printf("uv_link over IPv%d: %lld of %lld records stored and checked, %lld bad, in %.2f s: %s\n",
+           ipv6 ? 6 : 4, (long long)rx.records_stored, (long long)count, (long long)rx.records_bad, seconds, ok ? "ok" : "FAILED");
     uv_loop_close(loop);
     return ok ? 0 : 1;
 }

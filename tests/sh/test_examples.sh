@@ -10,7 +10,8 @@ check() { # check EXPECTED COMMAND...: the command exits 0 and prints EXPECTED
   printf '%s\n' "$out" | grep -qF -- "$want" || { echo "$*: no '$want' in: $out"; exit 1; }
   printf '%s\n' "$out"
 }
-check "20000 of 20000 records stored and checked, 0 bad" "$b/uv_link" 20000
+check "uv_link over IPv4: 20000 of 20000 records stored and checked, 0 bad" "$b/uv_link" 20000
+check "uv_link over IPv6: 3000 of 3000 records stored and checked, 0 bad" "$b/uv_link" 3000 -6
 for kind in unix tcp; do
   check "20000 of 20000 records stored and checked, 0 bad" "$b/stream_link" "$kind" 20000
   check "stream_link over $kind: ok" "$b/stream_link" "$kind" 3000
