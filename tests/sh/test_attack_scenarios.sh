@@ -6,7 +6,7 @@
 # one of its checks (so the scenario is known to catch it), and the commit that closes the
 # hole removes it from the list.  Virtual time only.
 set -eu
-XFAIL="attack-memo-crash-accept attack-memo-crash-first-offer attack-replayed-lost attack-drawn-lost attack-lost-starvation"
+XFAIL="attack-memo-crash-accept attack-memo-crash-first-offer attack-replayed-lost attack-drawn-lost attack-lost-starvation attack-no-memo-late-epoch"
 sim=build/pure-link-sim
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -79,6 +79,12 @@ s = load(scn)
 common(scn, s, 40)
 check(scn, "tens of thousands of datagrams forged", s.get("forged_datagrams", 0) > 50000, s.get("forged_datagrams"))
 check(scn, "the sender heard a LOST", s.get("nodes", {}).get("sender", {}).get("lost_notices_received", 0) >= 1)
+
+scn = "attack-no-memo-late-epoch"
+s = load(scn)
+common(scn, s, 1000)
+check(scn, "the sender was past epoch 2 and heard a LOST",
+      s.get("links", [{}])[0].get("epoch_events", 0) >= 3 and s.get("nodes", {}).get("sender", {}).get("lost_notices_received", 0) >= 1)
 
 failed = []
 for scn, oks in sorted(results.items()):
