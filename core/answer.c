@@ -153,20 +153,43 @@ int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_ad
 
 /* ---- LOST (spec/protocol.md "LOST") ---- */
 
+/* The LOST allowance: one per PL_LOST_GAP_NS per (peer, run, address), in a table of the
+ * latest PL_LOST_RUNS_MOST.  Junk of other runs (or from other addresses) only pushes
+ * entries out, and an entry that is not there allows a LOST: it cannot spend the
+ * allowance of the run it does not name.  Returns 1 (and takes it) if LOST may go. */
+static int lost_allowed(pure_link *pl, int peer, uint64_t run, const pure_link_addr *to, uint64_t now_ns) {
+    pl_lost_sent *oldest = &pl->lost_sent[0];
+    for (uint32_t i = 0; i < PL_LOST_RUNS_MOST; i++) {
+        pl_lost_sent *e = &pl->lost_sent[i];
+        if (e->used && e->peer == peer && e->run == run && pl_addr_equal(&e->to, to)) {
+            if (now_ns - e->at_ns < PL_LOST_GAP_NS) return 0;
+            e->at_ns = now_ns;
+            return 1;
+        }
+        if (!e->used || (oldest->used && e->at_ns < oldest->at_ns)) oldest = e;
+    }
+    *oldest = (pl_lost_sent){.used = 1, .peer = peer, .run = run, .to = *to, .at_ns = now_ns};
+    return 1;
+}
+
 /* A wired peer's packet names an epoch of a run this receiver does not know (it restarted
  * without a memo, or forgot the run).  The notice is sealed under epoch 0 with a fresh
  * reply run, so its (key, nonce) is new even at packet number 0; it is smaller than its
- * trigger and sent at most once per PL_LOST_GAP_NS per peer. */
-void pl_notice_lost(pure_link *pl, pl_peer *p, const pl_header *h, const pure_link_addr *from, size_t len,
-                    uint64_t now_ns) {
+ * trigger, it echoes the trigger's packet number and first tag bytes (so that the sender
+ * honours only a LOST about a packet it sent), and it obeys the per-run allowance. */
+void pl_notice_lost(pure_link *pl, pl_peer *p, const pl_header *h, const uint8_t *data, size_t len,
+                    const pure_link_addr *from, uint64_t now_ns) {
     if (len < PL_LOST_TRIGGER_LEAST) return;
-    if (p->last_lost_ns != PL_NONE && now_ns - p->last_lost_ns < PL_LOST_GAP_NS) return;
     if (pl->lost_count == PL_LOST_QUEUE_MOST) return;
-    p->last_lost_ns = now_ns;
+    int peer = (int)(p - pl->peers);
+    if (!lost_allowed(pl, peer, h->run, from, now_ns)) return;
     pl_lost_notice *n = &pl->lost_queue[pl->lost_count++];
-    n->peer = (int)(p - pl->peers);
+    n->peer = peer;
     n->run = h->run;
     n->epoch_field = h->epoch_field;
+    n->pn_truncated = (uint32_t)h->pn_truncated;
+    n->pn_len = (uint8_t)h->pn_len;
+    memcpy(n->tag, data + len - PURE_LINK_TAG_BYTES, PL_LOST_TAG_BYTES);
     n->to = *from;
 }
 
@@ -191,6 +214,9 @@ int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to) {
     memset(&f, 0, sizeof f);
     f.type = PL_FRAME_LOST;
     f.lost.epoch = n.epoch_field;
+    f.lost.pn_truncated = n.pn_truncated;
+    f.lost.pn_len = n.pn_len;
+    memcpy(f.lost.tag, n.tag, PL_LOST_TAG_BYTES);
     size_t at = head + pl_frame_encode(buf + head, PURE_LINK_DATAGRAM_MOST - head, &f);
     pl_packet_key pk;
     _Alignas(16) uint8_t ctx[PURE_LINK_AEAD_CTX_BYTES];

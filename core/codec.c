@@ -172,6 +172,8 @@ int pl_frame_valid(const pl_frame *f) {
     case PL_FRAME_REFUSED:
         return f->refused.reason >= PL_REFUSED_LEAST && f->refused.reason <= PL_REFUSED_MOST ? 0 : PL_WIRE_RANGE;
     case PL_FRAME_LOST: /* the epoch field of a packet of epoch >= 1 that could not be opened */
+        if (f->lost.pn_len < 1 || f->lost.pn_len > 4 || (f->lost.pn_len < 4 && f->lost.pn_truncated >> (8 * f->lost.pn_len)))
+            return PL_WIRE_RANGE;
         return f->lost.epoch >= 1 && f->lost.epoch <= PL_EPOCH_FIELD_CYCLE ? 0 : PL_WIRE_RANGE;
     case PL_FRAME_RESPONSE:
     case PL_FRAME_PING:
@@ -251,7 +253,12 @@ static void read_fields(reader *r, pl_frame *f) {
         f->stored.stored = rd_varint(r);
         f->stored.credit = rd_varint(r);
         break;
-    case PL_FRAME_LOST: f->lost.epoch = rd_u32(r); break;
+    case PL_FRAME_LOST:
+        f->lost.epoch = rd_u32(r);
+        f->lost.pn_truncated = rd_u32(r);
+        f->lost.pn_len = rd_u8(r);
+        rd_copy(r, f->lost.tag, PL_LOST_TAG_BYTES);
+        break;
     case PL_FRAME_REFUSED: f->refused.reason = rd_u8(r); break;
     default: break; /* PING: nothing follows the type */
     }
@@ -370,7 +377,12 @@ static void write_fields(writer *w, const pl_frame *f) {
         wr_varint(w, f->stored.stored);
         wr_varint(w, f->stored.credit);
         break;
-    case PL_FRAME_LOST: wr_u32(w, f->lost.epoch); break;
+    case PL_FRAME_LOST:
+        wr_u32(w, f->lost.epoch);
+        wr_u32(w, f->lost.pn_truncated);
+        wr_u8(w, f->lost.pn_len);
+        wr_bytes(w, f->lost.tag, PL_LOST_TAG_BYTES);
+        break;
     case PL_FRAME_REFUSED: wr_u8(w, f->refused.reason); break;
     default: break; /* PING */
     }

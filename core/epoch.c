@@ -38,6 +38,7 @@ void pl_sender_set_epoch(pure_link *pl, pl_sender *s, uint32_t epoch, const uint
     s->epoch = epoch;
     s->epoch_started_ns = pl->now_ns;
     s->epoch_packets = 0;
+    s->epoch_first_pn = s->pn_next;
     s->epoch_ns_most = pl->config.epoch_ns;
     s->stats.epochs++;
     s->epoch_event_due = 1;
@@ -69,12 +70,26 @@ void pl_sender_on_accept(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_
     s->offer_epoch = 0;
 }
 
-/* LOST: the receiver cannot open our epoch (it restarted without a memo).  Honoured only
- * for the epoch we seal in now, so a replayed old LOST changes nothing. */
+/* Does a LOST name a packet we sealed in the epoch we seal in now, and that no ACK has
+ * covered — by its number and the first bytes of its tag, which only we and whoever saw
+ * that packet know?  Then a LOST drawn by a forged packet (its tag is not ours), one
+ * replayed after we started over (its packet is of an epoch we left), or a late copy,
+ * changes nothing. */
+static int lost_names_ours(const pl_sender *s, const pl_frame *f) {
+    if (s->epoch == 0 || s->pn_next == 0 || f->lost.epoch != pl_epoch_field(s->epoch)) return 0;
+    uint64_t pn = pl_pn_decode(s->pn_next - 1, f->lost.pn_truncated, f->lost.pn_len);
+    if (pn >= s->pn_next || pn < s->epoch_first_pn || pn < s->pn_oldest) return 0;
+    const pl_sent *e = &s->sent[pn % s->sent_most];
+    if (e->pn != pn || (e->state != PL_SENT_FLIGHT && e->state != PL_SENT_LOST)) return 0;
+    return memcmp(e->tag, f->lost.tag, PL_LOST_TAG_BYTES) == 0;
+}
+
+/* LOST: the receiver cannot open our epoch (it restarted without a memo, or forgot the
+ * run): start over from epoch 0 of the same run, if the LOST names one of our packets. */
 void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns) {
     (void)now_ns;
     s->stats.lost_notices_received++;
-    if (s->epoch == 0 || f->lost.epoch != pl_epoch_field(s->epoch)) return;  /* LOST names the field */
+    if (!lost_names_ours(s, f)) return;
     memset(s->keys, 0, sizeof s->keys);
     pl_sender_set_epoch(pl, s, 0, s->static_e0);
     pl_sender_offer_new(pl, s, 1);

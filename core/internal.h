@@ -41,7 +41,8 @@
 #define PL_COPY_GAP_NS_LEAST    (1 * PL_NS_PER_MS)   /* a copy leaves srtt/4 after its packet, */
 #define PL_COPY_GAP_NS_MOST     (20 * PL_NS_PER_MS)  /* within these bounds */
 #define PL_OFFERS_PER_S         4u     /* X25519 for authenticated OFFERs, per peer */
-#define PL_LOST_GAP_NS          (100 * PL_NS_PER_MS) /* LOST notices per (peer) at most this often */
+#define PL_LOST_GAP_NS          (100 * PL_NS_PER_MS) /* LOST per (peer, run, address) at most this often */
+#define PL_LOST_RUNS_MOST       64u    /* (peer, run, address) LOST went to lately: the allowance's table */
 #define PL_ACK_EVERY            2u     /* ack-eliciting packets before an immediate ACK */
 #define PL_ACK_DELAY_NS_PEER    (25 * PL_NS_PER_MS)  /* spec: a receiver ACKs within 25 ms */
 #define PL_LOST_TRIGGER_LEAST   64u    /* spec: LOST answers only datagrams of >= 64 B */
@@ -102,6 +103,7 @@ typedef struct pl_sent {
     uint32_t bytes;          /* datagram bytes (for congestion control) */
     uint8_t state;
     uint8_t has_stream, has_offer, has_response, trial, app_limited, is_copy;
+    uint8_t tag[PL_LOST_TAG_BYTES];  /* the first bytes of its tag: a LOST must echo them */
     uint32_t episode;        /* LOST: the congestion episode its loss counted in */
     /* Delivery-rate state when it left (draft-cheng-iccrg-delivery-rate-estimation). */
     uint64_t delivered, delivered_ns, first_sent_ns, tx_in_flight;
@@ -125,6 +127,7 @@ typedef struct pl_sender {
     uint8_t offer_secret[32], offer_public[32];
     uint32_t offer_epoch;                  /* epoch offered and not accepted yet; 0: none */
     uint64_t epoch_started_ns, epoch_packets;
+    uint64_t epoch_first_pn;               /* the first packet sealed in the current epoch */
     uint64_t reply_run;                    /* latest authenticated reply run */
     uint8_t reply_run_known;
 
@@ -220,6 +223,7 @@ typedef struct pl_run {
     uint64_t memo_token;                   /* ACCEPT waits until this memo write is durable */
     uint8_t accept_pending;
     uint8_t fresh;                         /* a packet proved the run live (epoch >= 1 opened) */
+    uint32_t restored_epoch;               /* restored from the memo in this epoch; 0: built */
     /* Replay window over received packet numbers. */
     uint64_t largest_pn;                   /* PL_NONE before any */
     uint64_t window[PL_REPLAY_WINDOW / 64];
@@ -270,7 +274,6 @@ typedef struct pl_peer {
     char sources[PL_SOURCES_BYTES];
     uint32_t runs;                         /* run slots held */
     uint64_t offer_tat_ns;                 /* X25519 rate (GCRA, see PL_OFFERS_PER_S) */
-    uint64_t last_lost_ns;
 } pl_peer;
 
 /* ---- Memo (memo.c, spec/memo.md) ---- */
@@ -305,7 +308,9 @@ typedef struct pl_memo_mirror {        /* what each memo slot holds, in memory *
 typedef struct pl_lost_notice {
     int peer;
     uint64_t run;
-    uint8_t epoch_field;
+    uint8_t epoch_field, pn_len;
+    uint32_t pn_truncated;
+    uint8_t tag[PL_LOST_TAG_BYTES];
     pure_link_addr to;
 } pl_lost_notice;
 
@@ -331,6 +336,14 @@ typedef struct pl_pool {
     uint8_t *stage;                        /* PL_STAGE_BYTES hand-over ring */
     uint64_t stage_head, stage_tail, stage_popped_end;
 } pl_pool;
+
+typedef struct pl_lost_sent {          /* the LOST allowance: when LOST last went to */
+    uint8_t used;
+    int peer;
+    uint64_t run;
+    pure_link_addr to;
+    uint64_t at_ns;
+} pl_lost_sent;
 
 /* ---- The endpoint ---- */
 struct pure_link {
@@ -366,6 +379,7 @@ struct pure_link {
 
     pl_lost_notice lost_queue[PL_LOST_QUEUE_MOST];
     uint32_t lost_count;
+    pl_lost_sent lost_sent[PL_LOST_RUNS_MOST];
 
     uint64_t deadline_ns;
     pure_link_stats stats;                 /* endpoint totals (receiver side and drops) */
@@ -399,6 +413,10 @@ static inline void pl_ring_read(const uint8_t *ring, size_t size, uint64_t off, 
     size_t at = (size_t)(off % size), first = size - at < n ? size - at : n;
     memcpy(dst, ring + at, first);
     memcpy(dst + first, ring, n - first);
+}
+
+static inline int pl_addr_equal(const pure_link_addr *a, const pure_link_addr *b) {
+    return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
 }
 
 /* C11 has no strnlen: length of s, at most `most`. */
@@ -468,8 +486,8 @@ void pl_run_emit(pure_link *pl, pl_run *r);
 int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns);
 void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns);
 uint64_t pl_run_deadline(const pl_run *r);
-void pl_notice_lost(pure_link *pl, pl_peer *p, const pl_header *h, const pure_link_addr *from, size_t len,
-                    uint64_t now_ns);
+void pl_notice_lost(pure_link *pl, pl_peer *p, const pl_header *h, const uint8_t *data, size_t len,
+                    const pure_link_addr *from, uint64_t now_ns);
 int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to);
 
 /* pool.c */

@@ -239,11 +239,15 @@ static void restore_slot(pure_link *pl, size_t slot, const uint8_t *img) {
     pl_run_reset(pl, r, peer, run, &none, pl->now_ns);
     pl_epoch_keys_set(pl, &r->keys[epoch % PL_EPOCH_KEYS], epoch, img + PL_MEMO_SECRET, p->public_key,
                       pl->static_public, run, r->reply_run, 1);
-    r->epoch = r->epoch_newest = epoch;
+    r->epoch = r->epoch_newest = r->restored_epoch = epoch;
     /* Packet numbers decode against the one recorded with the epoch (so 4-byte numbers
      * decode at any age of the run), and nothing older than its window is accepted. */
     r->largest_pn = get64(img + PL_MEMO_PN);
-    r->fresh = 1;
+    /* Not proven live until one of its packets opens: the sender may never have heard the
+     * ACCEPT of this epoch (the receiver died between the memo write and the ACCEPT), and
+     * then what it cannot open draws LOST (spec/memo.md "Loading"). */
+    r->fresh = 0;
+    r->accept_epoch = epoch;
     memcpy(r->offer_public, img + PL_MEMO_OFFER, 32);
     memcpy(r->accept_public, img + PL_MEMO_ACCEPT, 32);
     m->full = 1;

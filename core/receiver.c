@@ -25,7 +25,6 @@ int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char
     memcpy(p->public_key, peer_public, 32);
     p->key_id = id;
     memcpy(p->sources, sources, sources_len);
-    p->last_lost_ns = PL_NONE;
     return peer_index(pl, p);
 }
 
@@ -156,30 +155,88 @@ static pl_run *run_build(pure_link *pl, pl_peer *p, pl_run *r, const uint8_t e0[
     return r;
 }
 
+/* Opens an epoch-0 packet aside into pkt and decodes its frames: their count, or -1
+ * (counted).  Then, for a packet of an unknown run, builds the run and processes it. */
+static int open_epoch0_decode(pure_link *pl, const pl_peer *p, const uint8_t e0[32], const pl_header *h, size_t hl,
+                              const uint8_t *data, uint8_t *pkt, size_t len, uint64_t pn, pl_frame *frames) {
+    int n = open_epoch0_trial(pl, p, e0, h, hl, data, pkt, len, pn), count = 0;
+    if (n < 0) { pl->stats.dropped_auth++; return -1; }
+    if ((count = pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 0)) <= 0) {
+        pl->stats.dropped_malformed++;
+        return -1;
+    }
+    return count;
+}
+
+static void on_epoch0_build(pure_link *pl, pl_peer *p, const uint8_t e0[32], const pl_header *h, size_t hl,
+                            const uint8_t *data, size_t len, uint64_t pn, const pure_link_addr *from, uint64_t now_ns) {
+    uint8_t pkt[PURE_LINK_DATAGRAM_MOST];
+    pl_frame frames[PL_FRAMES_MOST];
+    int count = open_epoch0_decode(pl, p, e0, h, hl, data, pkt, len, pn, frames);
+    if (count <= 0) return;
+    pl_run *r = run_build(pl, p, NULL, e0, h->run, from, now_ns);
+    if (r == NULL) return;
+    pl->stats.packets_opened++;
+    pl_run_on_packet(pl, r, from, frames, count, len, pn, 0, now_ns);
+}
+
 /* A packet of an unknown run.  Only an epoch-0 packet can start one (later epochs need
  * secrets this receiver does not have: that is LOST's case). */
 static void on_unknown_run(pure_link *pl, pl_peer *p, const pl_header *h, size_t hl, const uint8_t *data, size_t len,
                            const pure_link_addr *from, uint64_t now_ns) {
     if (h->epoch_field != 0) {
         pl->stats.dropped_no_run++;
-        pl_notice_lost(pl, p, h, from, len, now_ns);
+        pl_notice_lost(pl, p, h, data, len, from, now_ns);
         return;
     }
     const uint8_t *e0 = pl_peer_e0(pl, p);
     if (e0 == NULL) { pl->stats.dropped_unknown_key++; return; }
+    on_epoch0_build(pl, p, e0, h, hl, data, len, pl_pn_decode(PL_NONE, h->pn_truncated, h->pn_len), from, now_ns);
+}
+
+static const pl_frame *frame_find(const pl_frame *frames, int count, uint8_t type) {
+    for (int i = 0; i < count; i++)
+        if (frames[i].type == type) return &frames[i];
+    return NULL;
+}
+
+/* An epoch-0 packet for a run restored from the memo that no packet has proven live: the
+ * sender never heard the ACCEPT of the restored epoch, or heard our LOST, and seals in
+ * epoch 0.  Only a packet newer than anything the run recorded (a replay is older) counts,
+ * and only once it authenticates.  If it repeats the OFFER of the restored epoch 1, the
+ * run takes epoch 0 and repeats its ACCEPT (the memo keeps the ACCEPT's key for that);
+ * otherwise (a new OFFER, after LOST) it is built again in its slot. */
+static void on_restored_epoch0(pure_link *pl, pl_peer *p, pl_run *r, const pl_header *h, size_t hl, const uint8_t *data,
+                               size_t len, uint64_t pn, const pure_link_addr *from, uint64_t now_ns) {
+    if (r->largest_pn != PL_NONE && pn <= r->largest_pn) { pl->stats.dropped_replay++; return; }
+    const uint8_t *e0 = pl_peer_e0(pl, p);
+    if (e0 == NULL) { pl->stats.dropped_unknown_key++; return; }
     uint8_t pkt[PURE_LINK_DATAGRAM_MOST];
     pl_frame frames[PL_FRAMES_MOST];
-    uint64_t pn = pl_pn_decode(PL_NONE, h->pn_truncated, h->pn_len);
-    int n = open_epoch0_trial(pl, p, e0, h, hl, data, pkt, len, pn), count = 0;
-    if (n < 0) { pl->stats.dropped_auth++; return; }
-    if ((count = pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 0)) <= 0) {
-        pl->stats.dropped_malformed++;
+    int count = open_epoch0_decode(pl, p, e0, h, hl, data, pkt, len, pn, frames);
+    if (count <= 0) return;
+    const pl_frame *offer = frame_find(frames, count, PL_FRAME_OFFER);
+    if (r->restored_epoch == 1 && offer != NULL && offer->offer.epoch == 1 &&
+        memcmp(offer->offer.public_key, r->offer_public, 32) == 0) {
+        /* The same run goes on: its epoch-0 keys, not a new build. */
+        pl_epoch_keys_set(pl, &r->keys[0], 0, e0, p->public_key, pl->static_public, r->run, r->reply_run, 1);
+        r->epoch = 0;
+    } else if ((r = run_build(pl, p, r, e0, h->run, from, now_ns)) == NULL) {
         return;
     }
-    pl_run *r = run_build(pl, p, NULL, e0, h->run, from, now_ns);
-    if (r == NULL) return;
     pl->stats.packets_opened++;
     pl_run_on_packet(pl, r, from, frames, count, len, pn, 0, now_ns);
+}
+
+/* Should a packet that a run could not open draw LOST?  A run never proven live cannot
+ * know the sender's epochs >= 1 (its slot came from a replayed first packet): yes.  A run
+ * restored in epoch m >= 2: only for a packet of epoch m - 1 newer than anything it
+ * recorded (the sender never heard the ACCEPT of m; older or other epochs are replays). */
+static int lost_due(const pl_run *r, const pl_header *h, uint64_t pn) {
+    if (r->fresh || h->epoch_field == 0) return 0;
+    if (r->restored_epoch == 0) return 1;
+    return r->restored_epoch >= 2 && h->epoch_field == pl_epoch_field(r->restored_epoch - 1) &&
+           (r->largest_pn == PL_NONE || pn > r->largest_pn);
 }
 
 int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
@@ -199,6 +256,10 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8
         return 0;
     }
     uint64_t pn = pl_pn_decode(r->largest_pn, h.pn_truncated, h.pn_len);
+    if (h.epoch_field == 0 && r->restored_epoch != 0 && !r->fresh && !(r->keys[0].valid && r->keys[0].epoch == 0)) {
+        on_restored_epoch0(pl, p, r, &h, (size_t)hl, data, len, pn, from, now_ns);
+        return 0;
+    }
     uint32_t epoch = 0;
     int n = -1, count = 0;
     pl_frame frames[PL_FRAMES_MOST];
@@ -210,10 +271,7 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8
     n = open_data(pl, r, &h, (size_t)hl, data, pkt, len, pn, &epoch);
     if (n < 0) {
         if (n == -1) pl->stats.dropped_auth++;
-        /* A run never proven live cannot know the sender's epochs >= 1 (the slot came
-         * from a replayed first packet, or the receiver restarted): LOST, so the
-         * sender starts its epochs again. */
-        if (!r->fresh && h.epoch_field != 0) pl_notice_lost(pl, p, &h, from, len, now_ns);
+        if (lost_due(r, &h, pn)) pl_notice_lost(pl, p, &h, data, len, from, now_ns);
         return 0;
     }
     if ((count = pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 0)) <= 0) {

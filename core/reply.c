@@ -253,39 +253,48 @@ void pl_sender_emit(pure_link *pl, pl_sender *s) {
 
 /* ---- Opening a reply ---- */
 
-/* Finds (or derives, for a new reply run) the reply key of the header's epoch and opens
- * the caller's datagram into pkt (the AEAD writes only an authentic plaintext, so a failed
- * try leaves nothing behind).  Returns the payload length, or -1. */
-static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl, const uint8_t *data, uint8_t *pkt, size_t len,
-                      uint64_t pn) {
+/* Opens a reply under a key derived aside: the reply key of (secret, epoch) for the
+ * header's reply run.  0 if authentic (*pk holds the key), -1 if not. */
+static int open_reply_aside(pure_link *pl, const pl_sender *s, const uint8_t secret[32], uint32_t epoch,
+                            const pl_header *h, size_t hl, const uint8_t *data, uint8_t *pkt, size_t len, uint64_t pn,
+                            pl_packet_key *pk) {
+    _Alignas(16) uint8_t ctx[PURE_LINK_AEAD_CTX_BYTES];
+    uint8_t iv[12], nonce[12];
+    pl_reply_key(pk, secret, s->wiring.receiver_public, pl->static_public, s->run, h->reply_run, epoch);
+    pl_aead_key(pl, ctx, iv, pk);
+    pl_nonce(nonce, iv, pn);
+    return pl->crypto->aead_open(ctx, nonce, data, hl, data + hl, len - hl, pkt + hl) == 0 ? 0 : -1;
+}
+
+/* Opens a reply into pkt with the reply key of the header's epoch (the AEAD writes only
+ * an authentic plaintext, so a failed try leaves nothing behind).  A reply run not seen
+ * before (a new build of the run at the receiver, or a LOST) is tried under a key derived
+ * aside: at most one key derivation per datagram.  *adopt is then the key slot whose
+ * reply run it proved (-1: none), and *pk its key, for the caller to adopt once it knows
+ * the reply is not a LOST.  An epoch-0 reply with no epoch-0 key of ours (a LOST, while
+ * we seal in epoch 2 or later) opens under E(0) itself.  Returns the payload length, or -1. */
+static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl, const uint8_t *data, uint8_t *pkt,
+                      size_t len, uint64_t pn, int *adopt, pl_packet_key *pk) {
+    *adopt = -1;
+    int tried = 0;
     for (int i = 0; i < 2; i++) {
         pl_epoch_keys *k = &s->keys[i];
         if (!k->valid || pl_epoch_field(k->epoch) != h->epoch_field) continue;
-        uint8_t nonce[12];
+        tried = 1;
         if (k->reply_run == h->reply_run && k->reply_valid) {
+            uint8_t nonce[12];
             pl_nonce(nonce, k->reply_iv, pn);
             if (pl->crypto->aead_open(k->reply_ctx, nonce, data, hl, data + hl, len - hl, pkt + hl) == 0)
                 return (int)(len - hl - PURE_LINK_TAG_BYTES);
             continue;
         }
-        /* A reply run not seen before (the receiver restarted): try a key for it on the
-         * side, and adopt it (derived again in place: contexts may not be copied) only if
-         * the packet is authentic. */
-        _Alignas(16) uint8_t ctx[PURE_LINK_AEAD_CTX_BYTES];
-        uint8_t iv[12];
-        pl_packet_key pk;
-        pl_reply_key(&pk, k->secret, s->wiring.receiver_public, pl->static_public, s->run, h->reply_run, k->epoch);
-        pl_aead_key(pl, ctx, iv, &pk);
-        pl_nonce(nonce, iv, pn);
-        int ok = pl->crypto->aead_open(ctx, nonce, data, hl, data + hl, len - hl, pkt + hl) == 0;
-        if (ok) {
-            pl_aead_key(pl, k->reply_ctx, k->reply_iv, &pk);
-            k->reply_run = h->reply_run;
-            k->reply_valid = 1;
+        if (open_reply_aside(pl, s, k->secret, k->epoch, h, hl, data, pkt, len, pn, pk) == 0) {
+            *adopt = i;
+            return (int)(len - hl - PURE_LINK_TAG_BYTES);
         }
-        memset(&pk, 0, sizeof pk);
-        if (ok) return (int)(len - hl - PURE_LINK_TAG_BYTES);
     }
+    if (!tried && h->epoch_field == 0 && open_reply_aside(pl, s, s->static_e0, 0, h, hl, data, pkt, len, pn, pk) == 0)
+        return (int)(len - hl - PURE_LINK_TAG_BYTES);
     return -1;
 }
 
@@ -297,16 +306,36 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, 
     pl_header h;
     int hl = pl_header_decode(&h, data, len);
     assert(hl > 0);
-    /* Reply packet numbers count per reply run: a restarted receiver (or a LOST, which
-     * has a reply run of its own) starts again at 0 and gets a window of its own. */
+    /* Reply packet numbers count per reply run: a new build of the run at the receiver
+     * starts again at 0 and gets a window of its own. */
     int same_run = s->reply_run_known && h.reply_run == s->reply_run;
     uint64_t largest = same_run ? s->largest_reply_pn : PL_NONE;
     uint64_t pn = pl_pn_decode(largest, h.pn_truncated, h.pn_len);
     if (same_run && !pl_replay_check(s->reply_window, largest, pn)) { pl->stats.dropped_replay++; return 0; }
-    int n = open_reply(pl, s, &h, (size_t)hl, data, pkt, len, pn);
-    if (n < 0) { pl->stats.dropped_auth++; return 0; }
+    int adopt;
+    pl_packet_key pk;
+    int n = open_reply(pl, s, &h, (size_t)hl, data, pkt, len, pn, &adopt, &pk);
     pl_frame frames[PL_FRAMES_MOST];
-    int count = pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 1);
+    int count = n < 0 ? 0 : pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 1);
+    if (n >= 0 && count > 0 && frames[0].type == PL_FRAME_LOST) {
+        /* A notice with a reply run of its own: it opens no reply window and moves none
+         * (it proves itself by what it echoes, spec/protocol.md §7). */
+        memset(&pk, 0, sizeof pk);
+        pl->stats.packets_opened++;
+        pl_sender_on_lost(pl, s, &frames[0], now_ns);
+        pl_sender_emit(pl, s);
+        pl_sender_arm_loss_timer(s, now_ns);
+        return 0;
+    }
+    if (adopt >= 0 && count > 0) {
+        /* Contexts may not be copied: the key is set up again in place. */
+        pl_epoch_keys *k = &s->keys[adopt];
+        pl_aead_key(pl, k->reply_ctx, k->reply_iv, &pk);
+        k->reply_run = h.reply_run;
+        k->reply_valid = 1;
+    }
+    memset(&pk, 0, sizeof pk);
+    if (n < 0) { pl->stats.dropped_auth++; return 0; }
     if (count <= 0) { pl->stats.dropped_malformed++; return 0; }
     pl->stats.packets_opened++;
     if (!same_run) {
@@ -332,7 +361,6 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, 
             s->response_pending = 1;
             s->stats.challenges_received++;
             break;
-        case PL_FRAME_LOST: pl_sender_on_lost(pl, s, f, now_ns); break;
         case PL_FRAME_REFUSED: refused = 1, reason = f->refused.reason; break;
         default: break;  /* PADDING */
         }

@@ -306,6 +306,7 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
     s->pn_next++;
     if (probe) s->probes_due--;
     record_sent(pl, s, &p, pn, bytes, now_ns);
+    memcpy(s->sent[pn % s->sent_most].tag, buf + at, PL_LOST_TAG_BYTES);  /* what a LOST must echo */
     pl_sender_arm_loss_timer(s, now_ns);
     *to = s->wiring.receiver_addr;
     return (int)bytes;

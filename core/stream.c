@@ -4,14 +4,10 @@
 #include "internal.h"
 
 
-static int addr_equal(const pure_link_addr *a, const pure_link_addr *b) {
-    return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
-}
-
 /* A run moves to a new address only on an authentic, fresh, highest-numbered packet; the
  * new address is unvalidated until it answers a CHALLENGE. */
 static void on_address(pure_link *pl, pl_run *r, const pure_link_addr *from, size_t len, int highest) {
-    if (!addr_equal(from, &r->addr)) {
+    if (!pl_addr_equal(from, &r->addr)) {
         if (!highest) return;  /* an old packet from elsewhere: no move, no bytes counted */
         r->addr = *from;
         pl->stats.address_moves++;
@@ -304,9 +300,9 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
     pl_replay_mark(r->window, &r->largest_pn, pn);
     r->last_heard_ns = now_ns;
     on_address(pl, r, from, datagram_len, highest);
+    if (epoch > 0) r->fresh = 1;  /* an epoch >= 1 key exists only after our own ACCEPT */
     if (epoch > r->epoch) {
         r->epoch = epoch;
-        r->fresh = 1;  /* an epoch >= 1 key exists only after our own fresh ACCEPT */
         r->accept_pending = 0;
         r->timers[PL_RT_OLD_EPOCH] = now_ns + PL_OLD_EPOCH_NS;
     }
@@ -319,7 +315,7 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
         case PL_FRAME_RECORDS:
         case PL_FRAME_RECORD: accepted &= on_records(pl, r, f); break;
         case PL_FRAME_RESPONSE:
-            if (!r->validated && addr_equal(from, &r->addr) && memcmp(f->response.token, r->challenge_token, 16) == 0) {
+            if (!r->validated && pl_addr_equal(from, &r->addr) && memcmp(f->response.token, r->challenge_token, 16) == 0) {
                 r->validated = 1;
                 r->challenge_pending = 0;
                 pl->stats.addresses_validated++;

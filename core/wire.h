@@ -122,7 +122,8 @@ enum pl_refused_reason {
 #define PL_FRAME_OFFER_BYTES     (1u + 4u + PL_KEY_BYTES)
 #define PL_FRAME_TOKEN_BYTES     (1u + PL_TOKEN_BYTES)       /* RESPONSE, CHALLENGE */
 #define PL_FRAME_ACCEPT_BYTES    (1u + 4u + PL_ECHO_BYTES + PL_KEY_BYTES)
-#define PL_FRAME_LOST_BYTES      5u
+#define PL_LOST_TAG_BYTES        8u   /* LOST echoes this much of its trigger's tag */
+#define PL_FRAME_LOST_BYTES      (1u + 4u + 4u + 1u + PL_LOST_TAG_BYTES) /* type, epoch, pn, pn length, tag */
 #define PL_FRAME_REFUSED_BYTES   2u
 #define PL_FRAME_STREAM_MOST     (1u + 2u * PL_VARINT_BYTES_MOST + 8u + 2u * (1u + PL_NAME_MOST))
 #define PL_FRAME_ACK_MOST        (1u + 2u * PL_VARINT_BYTES_MOST + 1u + 1u + PL_VARINT_BYTES_MOST + \
@@ -313,7 +314,12 @@ typedef struct pl_frame {
             pl_ack_range ranges[PL_ACK_PAIRS_MOST]; /* newest first: ranges[0].largest is Largest */
         } ack;
         struct { uint64_t stored, credit; } stored;
-        struct { uint32_t epoch; } lost;       /* an epoch field, 1..15 (spec/wire.md) */
+        struct {                              /* of the packet that could not be opened: */
+            uint32_t epoch;                   /* its epoch field, 1..15 (spec/wire.md) */
+            uint32_t pn_truncated;            /* its packet number as carried, */
+            uint8_t pn_len;                   /* in 1..4 bytes, */
+            uint8_t tag[PL_LOST_TAG_BYTES];   /* and the first bytes of its tag */
+        } lost;
         struct { uint8_t reason; } refused;   /* enum pl_refused_reason */
     };
 } pl_frame;

@@ -60,7 +60,9 @@ static void frame_for(uint8_t type, pl_frame *f, uint8_t *scratch) {
         f->ack.ranges[1].smallest = 0, f->ack.ranges[1].largest = 4;
         break;
     case PL_FRAME_STORED: f->stored.stored = 2, f->stored.credit = 1024; break;
-    case PL_FRAME_LOST: f->lost.epoch = 1; break;
+    case PL_FRAME_LOST:
+        f->lost.epoch = 1, f->lost.pn_truncated = 0x2a, f->lost.pn_len = 1, pattern(f->lost.tag, PL_LOST_TAG_BYTES, 0xb0);
+        break;
     case PL_FRAME_REFUSED: f->refused.reason = PL_REFUSED_OTHER_SHAPE; break;
     default: break;
     }

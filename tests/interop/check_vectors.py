@@ -151,7 +151,7 @@ def reencode(t, f):
     if t == pl.STORED:
         return pl.enc_stored(f["stored"], f["credit"])
     if t == pl.LOST:
-        return pl.enc_lost(f["epoch_field"])
+        return pl.enc_lost(f["epoch_field"], f["pn_trunc"], f["pn_len"], f["tag"])
     if t == pl.REFUSED:
         return pl.enc_refused(f["reason"])
     raise ValueError(t)
@@ -287,15 +287,15 @@ def check_wire_examples(c):
     sizes = {
         "OFFER": len(pl.enc_offer(1, bytes(32))), "RESPONSE": len(pl.enc_response(bytes(16))),
         "CHALLENGE": len(pl.enc_challenge(bytes(16))),
-        "ACCEPT": len(pl.enc_accept(1, bytes(4), bytes(32))), "LOST": len(pl.enc_lost(1)),
+        "ACCEPT": len(pl.enc_accept(1, bytes(4), bytes(32))), "LOST": len(pl.enc_lost(1, 0, 1, bytes(8))),
         "REFUSED": len(pl.enc_refused(1)), "RECORDS head": len(pl.enc_records(0, b"")),
         "RECORD head": len(pl.enc_record(0, b"")),
     }
     c.check("frame sizes (wire.md §6 table)", sizes, {
-        "OFFER": 37, "RESPONSE": 17, "CHALLENGE": 17, "ACCEPT": 41, "LOST": 5, "REFUSED": 2,
+        "OFFER": 37, "RESPONSE": 17, "CHALLENGE": 17, "ACCEPT": 41, "LOST": 18, "REFUSED": 2,
         "RECORDS head": 5, "RECORD head": 7})
-    # §6.12 LOST datagram size (wire.md says 19 + 5 + 16 = 40 B)
-    c.check("LOST datagram size (wire.md §6.12)", 19 + len(pl.enc_lost(1)) + 16, 40)
+    # §6.12 LOST datagram size (wire.md says 19 + 18 + 16 = 53 B)
+    c.check("LOST datagram size (wire.md §6.12)", 19 + len(pl.enc_lost(1, 0, 1, bytes(8))) + 16, 53)
     # §6 malformed payloads
     for name, payload, reply, reason in [
             ("empty payload", b"", False, "no_frames"),
@@ -308,7 +308,7 @@ def check_wire_examples(c):
             ("OFFER epoch 0", h("0400000000") + bytes(32), False, "out_of_range"),
             ("STORED credit 0", h("0a0000"), True, "out_of_range"),
             ("STORED credit 65537", h("0a00") + pl.varint_encode(65537), True, "out_of_range"),
-            ("LOST field 16", h("0b00000010"), True, "out_of_range"),
+            ("LOST field 16", h("0b00000010000000000100000000000000000000"), True, "out_of_range"),
             ("REFUSED reason 4", h("0c04"), True, "out_of_range"),
             ("ACK flags bit 1", h("0900000200"), True, "reserved_bit"),
             ("ACK first_range > largest", h("090500000006"), True, "out_of_range"),

@@ -496,12 +496,15 @@ def decode_frames(payload, reply):
                 raise Malformed("out_of_range", "STORED credit")
             frames.append((STORED, {"stored": stored, "credit": credit}))
         elif t == LOST:
-            _need(payload, pos, 4)
-            ep = struct.unpack_from(">I", payload, pos)[0]
+            _need(payload, pos, 9 + LOST_TAG_BYTES)
+            ep, pn_trunc, pn_len = struct.unpack_from(">IIB", payload, pos)
             if ep < 1 or ep > 15:
                 raise Malformed("out_of_range", "LOST epoch field")
-            frames.append((LOST, {"epoch_field": ep}))
-            pos += 4
+            if pn_len < 1 or pn_len > 4 or pn_trunc >> (8 * pn_len):
+                raise Malformed("out_of_range", "LOST packet number")
+            tag = bytes(payload[pos + 9:pos + 9 + LOST_TAG_BYTES])
+            frames.append((LOST, {"epoch_field": ep, "pn_trunc": pn_trunc, "pn_len": pn_len, "tag": tag}))
+            pos += 9 + LOST_TAG_BYTES
         elif t == REFUSED:
             _need(payload, pos, 1)
             reason = payload[pos]
@@ -582,8 +585,13 @@ def enc_stored(stored, credit):
     return bytes([STORED]) + varint_encode(stored) + varint_encode(credit)
 
 
-def enc_lost(efield):
-    return bytes([LOST]) + u32(efield)
+LOST_TAG_BYTES = 8   # wire.md §6.12: LOST echoes this much of its trigger's tag
+
+
+def enc_lost(efield, pn_trunc, pn_len, tag):
+    """wire.md §6.12: the trigger's epoch field, packet number as carried, its length,
+    and the first 8 bytes of its tag."""
+    return bytes([LOST]) + u32(efield) + u32(pn_trunc) + bytes([pn_len]) + bytes(tag[:LOST_TAG_BYTES])
 
 
 def enc_refused(reason):

@@ -37,7 +37,7 @@ IDLE_TIME = 60.0                   # §8
 OLD_EPOCH_KEEP = 10.0              # §3: previous epoch's keys kept 10 s (spec value)
 X25519_RATE = 4.0                  # §3: per peer per second, burst 4 (local)
 X25519_BURST = 4.0
-LOST_INTERVAL = 0.1                # §7: at most one LOST per 100 ms per peer (local)
+LOST_INTERVAL = 0.1                # §7: at most one LOST per 100 ms per (run, address) (local)
 LOST_TRIGGER_LEAST = 64            # §7: spec value
 QUIET_AFTER_STORED = 0.5           # brief: exit after ~0.5 s quiet after the last STORED
 REPLY_PN_BYTES = 4                 # wire.md §5: a receiver writes all 4 B
@@ -249,7 +249,7 @@ class Receiver:
         self.keylog = keylog
         self.x_tokens = X25519_BURST
         self.x_last = None
-        self.last_lost = -1e9
+        self.last_lost = {}                            # (run, address) -> time of the last LOST
         # results
         self.records = []                              # (run, number, bytes)
         self.opened = 0
@@ -362,7 +362,7 @@ class Receiver:
                 # protocol.md §7: a wired key, no state for the run, epoch != 0
                 self.count("no_state_for_run")
                 self.failed += 1
-                self.maybe_lost(h, len(data), addr, now)
+                self.maybe_lost(h, data, addr, now)
                 return
             # Epoch 0 of a run never seen: keys from wiring alone (wire.md §4 "Why").
             epoch = 0
@@ -571,17 +571,19 @@ class Receiver:
             self.note("run %016x: record prefix above 16 MiB; stream reading stopped" % run.run)
 
     # ------------------------------------------------------------------ LOST
-    def maybe_lost(self, h, size, addr, now):
+    def maybe_lost(self, h, data, addr, now):
         """protocol.md §7: MAY answer with LOST -- only a datagram >= 64 B, at most one
-        per 100 ms per peer, sealed in epoch 0 with the reply key of (peer, run) under a
-        fresh random reply run with packet number 0 (1 B)."""
-        if size < LOST_TRIGGER_LEAST or now - self.last_lost < LOST_INTERVAL:
+        per 100 ms per (run, address), sealed in epoch 0 with the reply key of (peer, run)
+        under a fresh random reply run with packet number 0 (1 B), echoing the trigger's
+        packet number and the first 8 bytes of its tag."""
+        key_ = (h.run, addr)
+        if len(data) < LOST_TRIGGER_LEAST or now - self.last_lost.get(key_, -1e9) < LOST_INTERVAL:
             return
-        self.last_lost = now
+        self.last_lost[key_] = now
         fresh = random_run()
         key = pl.reply_key(self.e0, self.peer, self.public, h.run, fresh, 0)
         header = pl.reply_header(0, h.run, fresh, 0, 1)
-        pkt = key.seal(header, pl.enc_lost(h.E), 0)
+        pkt = key.seal(header, pl.enc_lost(h.E, h.pn_trunc, h.pn_len, data[-16:]), 0)
         self.sock.sendto(pkt, addr)
         self.count("lost_sent")
         self.log("LOST for run %016x field %d to %s (%d B)" % (h.run, h.E, addr, len(pkt)))

@@ -504,20 +504,24 @@ def unit_checks():
         pt = key.open(h.raw, d[h.length:], pl.recover_pn(None, h.pn_trunc, h.pn_len))
         return h, (pl.decode_frames(pt, True) if pt is not None else None)
 
-    # 1. LOST: unknown run, epoch field 1, >= 64 B -> one 40 B LOST; rate limit; size
-    rx.handle_datagram(bytes([1, 0x11]) + pl.u32(kid) + pl.u64(77) + b"\x05" + bytes(80), A, t0)
+    # 1. LOST: unknown run, epoch field 1, >= 64 B -> one 53 B LOST; rate limit; size
+    trigger = bytes([1, 0x11]) + pl.u32(kid) + pl.u64(77) + b"\x05" + bytes(64) + bytes(range(16))
+    rx.handle_datagram(trigger, A, t0)
     expect("LOST sent for unknown run in epoch 1", len(sock.sent) == 1)
     if sock.sent:
         d = sock.sent[0][0]
         h, fr = open_reply(d, e0, 0)
-        expect("LOST is 40 B", len(d) == 40)
-        expect("LOST opens with the epoch-0 reply key of its fresh reply run",
-               fr == [(pl.LOST, {"epoch_field": 1})])
+        expect("LOST is 53 B", len(d) == 53)
+        expect("LOST opens with the epoch-0 reply key of its fresh reply run, echoing its trigger",
+               fr == [(pl.LOST, {"epoch_field": 1, "pn_trunc": 0x0500, "pn_len": 2, "tag": bytes(range(8))})])
         expect("LOST has pn 0 in 1 B and a fresh reply run",
-               h.pn_len == 1 and h.pn_trunc == 0 and h.reply_run != rx.reply_run)
+               h.pn_len == 1 and h.pn_trunc == 0 and h.reply_run not in [r.reply_run for r in rx.runs.values()])
+    rx.handle_datagram(trigger, A, t0 + 0.05)
+    expect("LOST rate limit 100 ms per (run, address)", len(sock.sent) == 1)
     rx.handle_datagram(bytes([1, 0x11]) + pl.u32(kid) + pl.u64(78) + b"\x05" + bytes(80), A,
                        t0 + 0.05)
-    expect("LOST rate limit 100 ms", len(sock.sent) == 1)
+    expect("another run has an allowance of its own", len(sock.sent) == 2)
+    del sock.sent[1:]
     rx.handle_datagram(bytes([1, 0x11]) + pl.u32(kid) + pl.u64(79) + b"\x05" + bytes(48), A,
                        t0 + 0.5)
     expect("no LOST for a 63 B datagram", len(sock.sent) == 1)

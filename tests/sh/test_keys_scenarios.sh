@@ -82,7 +82,11 @@ r = s["nodes"]["receiver"]
 common("replay after restart", s, 600)
 check("replay after restart: restarted from the memo", r["restarts"] == 1 and r["memo_loads"] == 1 and r["memo_rejected"] == 0)
 check("replay after restart: datagrams replayed", s["replayed_datagrams"] > 100, s["replayed_datagrams"])
-check("replay after restart: no X25519 in the restarted receiver", r["current_incarnation"]["x25519_ops"] == 0,
+# A replayed copy of the run's first packet is newer than the number the memo recorded, so
+# the restored run opens it (the sender might still seal in epoch 0, protocol.md §9): that
+# costs the peer's static X25519 for E(0), once, and never an X25519 for an OFFER.
+check("replay after restart: no X25519 for an OFFER in the restarted receiver (E(0) at most)",
+      r["current_incarnation"]["x25519_ops"] <= 1 and r["current_incarnation"]["epochs"] == 0,
       r["current_incarnation"]["x25519_ops"])
 check("replay after restart: 0 LOST", s["lost_notices"] == 0, s["lost_notices"])
 check("replay after restart: no new run key in the restarted receiver (the same run goes on)",

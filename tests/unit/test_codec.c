@@ -87,7 +87,9 @@ static int frame_equal(const pl_frame *a, const pl_frame *b) {
                 return 0;
         return 1;
     case PL_FRAME_STORED: return a->stored.stored == b->stored.stored && a->stored.credit == b->stored.credit;
-    case PL_FRAME_LOST: return a->lost.epoch == b->lost.epoch;
+    case PL_FRAME_LOST:
+        return a->lost.epoch == b->lost.epoch && a->lost.pn_truncated == b->lost.pn_truncated &&
+               a->lost.pn_len == b->lost.pn_len && memcmp(a->lost.tag, b->lost.tag, PL_LOST_TAG_BYTES) == 0;
     case PL_FRAME_REFUSED: return a->refused.reason == b->refused.reason;
     default: return 0;
     }
@@ -251,6 +253,9 @@ static void make_lost(pl_frame *f, int v) {
     memset(f, 0, sizeof *f);
     f->type = PL_FRAME_LOST;
     f->lost.epoch = v == 0 ? 1 : v == 1 ? 5 : PL_EPOCH_FIELD_CYCLE; /* an epoch field, never 0 */
+    f->lost.pn_len = (uint8_t)(v == 0 ? 1 : v == 1 ? 2 : 4);              /* the trigger's number as carried */
+    f->lost.pn_truncated = v == 0 ? 0xff : v == 1 ? 0x1234 : UINT32_MAX;
+    for (unsigned i = 0; i < PL_LOST_TAG_BYTES; i++) f->lost.tag[i] = (uint8_t)(0xa0 + v + i);
 }
 
 static void make_refused(pl_frame *f, int v) {
@@ -474,11 +479,16 @@ static void stored_malformed(void) {
 static void lost_malformed(void) {
     static const bad_case t[] = {
         {"epoch 3 bytes", 1, "0b 000001", PL_WIRE_TRUNCATED},
-        {"field 0 (epoch 0 is always known)", 1, "0b 00000000", PL_WIRE_RANGE},
-        {"field 16", 1, "0b 00000010", PL_WIRE_RANGE},
-        {"field 2^32-1", 1, "0b ffffffff", PL_WIRE_RANGE},
-        {"field 15", 1, "0b 0000000f", 5},
-        {"in a sender packet", 0, "0b 00000001", PL_WIRE_WRONG_DIRECTION},
+        {"tag 7 bytes", 1, "0b 00000001 000000ff 01 a0a1a2a3a4a5a6", PL_WIRE_TRUNCATED},
+        {"field 0 (epoch 0 is always known)", 1, "0b 00000000 000000ff 01 a0a1a2a3a4a5a6a7", PL_WIRE_RANGE},
+        {"field 16", 1, "0b 00000010 000000ff 01 a0a1a2a3a4a5a6a7", PL_WIRE_RANGE},
+        {"field 2^32-1", 1, "0b ffffffff 000000ff 01 a0a1a2a3a4a5a6a7", PL_WIRE_RANGE},
+        {"number length 0", 1, "0b 00000001 00000000 00 a0a1a2a3a4a5a6a7", PL_WIRE_RANGE},
+        {"number length 5", 1, "0b 00000001 00000000 05 a0a1a2a3a4a5a6a7", PL_WIRE_RANGE},
+        {"number 0x100 in 1 byte", 1, "0b 00000001 00000100 01 a0a1a2a3a4a5a6a7", PL_WIRE_RANGE},
+        {"number 0x10000 in 2 bytes", 1, "0b 00000001 00010000 02 a0a1a2a3a4a5a6a7", PL_WIRE_RANGE},
+        {"field 15, number 2^32-1 in 4 bytes", 1, "0b 0000000f ffffffff 04 a0a1a2a3a4a5a6a7", 18},
+        {"in a sender packet", 0, "0b 00000001 000000ff 01 a0a1a2a3a4a5a6a7", PL_WIRE_WRONG_DIRECTION},
     };
     RUN_BAD(t);
 }

@@ -434,9 +434,8 @@ static void memo_torn_writes_old_or_new(void) {
     ll_free(&n);
 }
 
-/* LOST's size condition at its edge: a datagram of a wired key, for a run the receiver does
- * not know, in epoch 1, draws a 40 B LOST only when it is at least 64 B long; and at most
- * one LOST per 100 ms per peer. */
+/* LOST at its edges: 63 B draws nothing, 64 B a LOST of 53 B; one per 100 ms per (peer,
+ * run, address), so another run or another address has an allowance of its own. */
 static void lost_size_condition_and_rate_at_the_edge(void) {
     ll_net n;
     ll_init(&n, 19, 1 * MS);
@@ -462,15 +461,28 @@ static void lost_size_condition_and_rate_at_the_edge(void) {
     CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), 0);      /* 63 B: silence */
     t += 200 * MS;
     CHECK(pure_link_receive(n.node[b].pl, &from, d, 64, t) == 0);
+    const unsigned lost_bytes = 19 + PL_FRAME_LOST_BYTES + PURE_LINK_TAG_BYTES;   /* 53 B */
     int m = pure_link_pull(n.node[b].pl, out, sizeof out, &to, t);
-    CHECK_EQ_U(m, 40);                                                         /* 64 B: a 40 B LOST */
+    CHECK_EQ_U(m, lost_bytes);                                                 /* 64 B: a 53 B LOST */
     CHECK(out[1] & 0x80);                                                      /* a reply */
     t += 50 * MS;
     CHECK(pure_link_receive(n.node[b].pl, &from, d, 1000, t) == 0);
     CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), 0);      /* 50 ms later: rate */
+    d[13] ^= 1;                                                                /* another run ... */
+    CHECK(pure_link_receive(n.node[b].pl, &from, d, 1000, t) == 0);
+    CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), lost_bytes); /* ... has its own */
+    d[13] ^= 1;
+    pure_link_addr elsewhere = from;
+    elsewhere.bytes[0] ^= 1;                                                   /* another address */
+    CHECK(pure_link_receive(n.node[b].pl, &elsewhere, d, 1000, t) == 0);
+    CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), lost_bytes);
     t += 100 * MS;
     CHECK(pure_link_receive(n.node[b].pl, &from, d, 1000, t) == 0);
-    CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), 40);     /* 150 ms later: again */
+    CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), lost_bytes); /* 150 ms later: again */
+    /* Every one of them is counted as a drop: no state for the run. */
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[b].pl, -1, &st) == 0);
+    CHECK_EQ_U(st.dropped_no_run, 6);
     ll_free(&n);
 }
 
