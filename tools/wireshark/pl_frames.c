@@ -19,7 +19,8 @@ static int hf_type = -1, hf_padding = -1, hf_base_record = -1, hf_base_offset = 
     hf_public = -1, hf_token = -1, hf_echo = -1, hf_largest = -1, hf_ack_delay = -1,
     hf_ack_flags = -1, hf_stream_unknown = -1, hf_range_count = -1, hf_first_range = -1,
     hf_gap = -1, hf_range = -1, hf_acked = -1, hf_stored = -1, hf_credit = -1,
-    hf_lost_field = -1, hf_reason = -1, hf_frame_count = -1;
+    hf_lost_field = -1, hf_lost_pn = -1, hf_lost_pn_len = -1, hf_lost_tag = -1, hf_reason = -1,
+    hf_frame_count = -1;
 static int ett_frame = -1, ett_ack_flags = -1;
 static expert_field ei_malformed = EI_INIT;
 
@@ -273,9 +274,16 @@ static void frame_stored(cursor *c)
         fail_late(c, "out_of_range", ci);
 }
 
+/* wire.md §6.12: the epoch field, packet number as carried, its length and 8 tag bytes of
+ * the packet that could not be opened. */
 static void frame_lost(cursor *c)
 {
     fixed_in(c, hf_lost_field, 4, 1, PL_EPOCH_CYCLE, TRUE);
+    guint64 pn = fixed(c, hf_lost_pn, 4);
+    guint64 len = fixed_in(c, hf_lost_pn_len, 1, 1, 4, TRUE);
+    if (!c->fault && len >= 1 && len < 4 && (pn >> (8 * len)) != 0)
+        fail_late(c, "out_of_range", NULL);
+    bytes(c, hf_lost_tag, 8);
 }
 
 static void frame_refused(cursor *c)
@@ -391,6 +399,9 @@ void pl_frames_register(int proto)
         FIELD(hf_stored, "Stored", "stored.stored", FT_UINT64, BASE_DEC, NULL, 0),
         FIELD(hf_credit, "Credit", "stored.credit", FT_UINT64, BASE_DEC, NULL, 0),
         FIELD(hf_lost_field, "Epoch field not opened", "lost.epoch_field", FT_UINT32, BASE_DEC, NULL, 0),
+        FIELD(hf_lost_pn, "Packet number as carried", "lost.pn", FT_UINT32, BASE_HEX, NULL, 0),
+        FIELD(hf_lost_pn_len, "Packet number length", "lost.pn_len", FT_UINT8, BASE_DEC, NULL, 0),
+        FIELD(hf_lost_tag, "Tag, first 8 B", "lost.tag", FT_BYTES, BASE_NONE, NULL, 0),
         FIELD(hf_reason, "Reason", "refused.reason", FT_UINT8, BASE_DEC, VALS(reason_names), 0),
     };
     static int *ett[] = { &ett_frame, &ett_ack_flags };
