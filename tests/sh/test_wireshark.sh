@@ -67,7 +67,10 @@ loopback_transfer() {
     --peer "${keys#* }" --records $records --out "$dir/out/r.json" --timeout 20 \
     --keylog "$dir/out/lo.keys" > "$dir/out/receiver.log" 2>&1 &
   rx=$!
-  sleep 0.3
+  hex=$(printf '%04X' "$port"); i=0   # the receiver is bound: its port is in /proc/net/udp
+  until grep -q ":$hex " /proc/net/udp; do
+    i=$((i + 1)); [ $i -le 200 ] || { echo "FAIL: the receiver does not bind"; exit 1; }; sleep 0.05
+  done
   timeout 30 build/interop_sender send 7 "$port" $records > "$dir/out/sender.log"
   wait $rx
   sleep 0.2; kill -INT $cap; wait $cap || true
