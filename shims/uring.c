@@ -55,7 +55,7 @@ typedef struct queued {      /* a datagram waiting for the next flush */
 
 struct pl_uring {
     struct io_uring ring;
-    int fd, ring_open, defer_taskrun, gso, gro;
+    int fd, ring_open, gso, gro;
     /* receive */
     struct io_uring_buf_ring *br;
     uint8_t *recv_mem;
@@ -227,10 +227,16 @@ static void uring_reap(pl_uring *u) {
 /* A submit that failed only for now (a signal, a full completion queue) is no failure. */
 static int submit_result(int r) { return r < 0 && r != -EINTR && r != -EBUSY && r != -EAGAIN ? r : 0; }
 
-/* Submits queued SQEs and dispatches what completed, in one system call. */
+/* Whether a pass must enter the kernel: entries to submit, completions waiting as task
+ * work, or completions that overflowed the completion queue. */
+static int uring_must_enter(const pl_uring *u) {
+    return io_uring_sq_ready(&u->ring) ||
+           (IO_URING_READ_ONCE(*u->ring.sq.kflags) & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW));
+}
+
+/* Submits queued SQEs and dispatches what completed, in one system call at most. */
 static int uring_poll(pl_uring *u) {
-    int r = 0;
-    if (u->defer_taskrun || io_uring_sq_ready(&u->ring)) r = io_uring_submit_and_get_events(&u->ring);
+    int r = uring_must_enter(u) ? io_uring_submit_and_get_events(&u->ring) : 0;
     uring_reap(u);
     return submit_result(r);
 }
@@ -393,10 +399,10 @@ int pl_uring_wait(pl_uring *u, uint64_t deadline_ns, int want_write, const sigse
 
 int pl_uring_recv(pl_uring *u, pl_uring_dgram *out, size_t most) {
     recv_release(u);
-    /* Completions since the last call; a ring that runs them only when asked is asked once
-     * when nothing is waiting, so that a batch is every datagram there is now. */
+    /* Completions since the last call, with those still waiting as task work when nothing
+     * else is there, so that a batch is every datagram there is now. */
     uring_reap(u);
-    if (u->rq_head == u->rq_tail && u->defer_taskrun) {
+    if (u->rq_head == u->rq_tail) {
         int r = uring_poll(u);
         if (r < 0) return r;
     }
@@ -469,14 +475,16 @@ static void open_refused(int r, char *err, size_t err_len) {
         snprintf(err, err_len, "io_uring: cannot set up a ring: %s", strerror(-r));
 }
 
-/* The fastest setup this kernel takes: one issuer whose completions run when it waits
- * (Linux 6.1), else the plain ring every io_uring kernel has. */
+/* Completions of this ring run as task work when the thread next enters the kernel
+ * (COOP_TASKRUN: no interrupt per completion), flagged in the submission ring (TASKRUN_FLAG)
+ * so that a pass enters only when there is something to collect.  Not SINGLE_ISSUER nor
+ * DEFER_TASKRUN: a host may open the ring on one thread and run its loop on another.  A
+ * kernel older than 5.19 gets the plain ring. */
 static int open_ring(pl_uring *u, unsigned cq_entries) {
     struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |
-                                          IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+                                          IORING_SETUP_TASKRUN_FLAG,
                                  .cq_entries = cq_entries };
     int r = io_uring_queue_init_params(URING_SQ_ENTRIES, &u->ring, &p);
-    u->defer_taskrun = r == 0;
     if (r == -EINVAL) {
         p = (struct io_uring_params){ .flags = IORING_SETUP_CQSIZE, .cq_entries = cq_entries };
         r = io_uring_queue_init_params(URING_SQ_ENTRIES, &u->ring, &p);

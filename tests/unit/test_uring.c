@@ -9,6 +9,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -330,6 +331,31 @@ static void watched_descriptor_is_reported(void) {
     drop(u, &s);
 }
 
+typedef struct thread_arg {
+    pl_uring *u;
+    unsigned got;
+} thread_arg;
+
+static void *receive_100(void *arg) {
+    thread_arg *t = arg;
+    t->got = recv_count(t->u, 100, PL_URING_DATAGRAM_MOST, NULL, 0);
+    return NULL;
+}
+
+/* A host may open the ring on one thread and run its loop on another. */
+static void ring_runs_on_another_thread_than_its_opener(void) {
+    sock a = sock_open(AF_INET), b = sock_open(AF_INET);
+    pl_uring *ua = uring_on(&a, 0, 0, 0, 0), *ub = uring_on(&b, 0, 0, 0, 0);
+    thread_arg t = { ub, 0 };
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, receive_100, &t) == 0);
+    send_batch(ua, &b, 0, 100, PL_URING_DATAGRAM_MOST);
+    CHECK(pthread_join(th, NULL) == 0);
+    CHECK_EQ_U(t.got, 100);
+    drop(ua, &a);
+    drop(ub, &b);
+}
+
 static void on_alarm(int sig) { (void)sig; }
 
 /* A signal blocked outside the wait and let in by its mask ends the wait, and says so. */
@@ -502,7 +528,8 @@ static void missing_io_uring_enosys_says_so(void) { refused(ENOSYS, "ENOSYS"); }
     TEST_CASE(gso_train_is_one_sendmsg_and_arrives_as_datagrams), TEST_CASE(gso_trains_split_where_they_must), \
     TEST_CASE(datagram_limit_at_its_edge), TEST_CASE(receive_survives_running_out_of_buffers), \
     TEST_CASE(sends_wait_for_a_free_slot), TEST_CASE(the_last_slot_in_flight_asks_for_a_wait), \
-    TEST_CASE(watched_descriptor_is_reported), TEST_CASE(signal_in_the_wait_mask_interrupts_it), TEST_CASE(config_limits_at_their_edges), \
+    TEST_CASE(watched_descriptor_is_reported), TEST_CASE(signal_in_the_wait_mask_interrupts_it), \
+    TEST_CASE(ring_runs_on_another_thread_than_its_opener), TEST_CASE(config_limits_at_their_edges), \
     TEST_CASE(wait_keeps_the_deadline), TEST_CASE(fdatasync_batch_ends_once), \
     TEST_CASE(fdatasync_error_fails_the_batch), TEST_CASE(fdatasync_batch_limit_at_its_edge), \
     TEST_CASE(refused_by_seccomp_eperm_says_so), TEST_CASE(missing_io_uring_enosys_says_so)
