@@ -17,6 +17,7 @@
 #define DEFAULT_STREAM_BYTES     (PURE_LINK_RECORD_MOST + 64u * KIB)
 #define DEFAULT_UNSTORED         16384u
 #define DEFAULT_RECEIVE_BYTES    (20ull * MIB)
+#define DEFAULT_SEND_BYTES       (PURE_LINK_RECORD_MOST + 64ull * KIB)
 #define DEFAULT_IDLE_NS          (60ull * PL_NS_PER_S)
 #define DEFAULT_EPOCH_NS         (120ull * PL_NS_PER_S)
 #define DEFAULT_EPOCH_PACKETS    (1ull << 22)
@@ -43,6 +44,7 @@ void pure_link_config_default(pure_link_config *c) {
     if (c->stream_buffer_bytes == 0) c->stream_buffer_bytes = DEFAULT_STREAM_BYTES;
     if (c->unstored_records_most == 0) c->unstored_records_most = DEFAULT_UNSTORED;
     if (c->receive_memory_bytes == 0) c->receive_memory_bytes = DEFAULT_RECEIVE_BYTES;
+    if (c->send_memory_bytes == 0) c->send_memory_bytes = DEFAULT_SEND_BYTES;
     if (c->idle_ns == 0) c->idle_ns = DEFAULT_IDLE_NS;
     if (c->epoch_ns == 0) c->epoch_ns = DEFAULT_EPOCH_NS;
     if (c->epoch_packets == 0) c->epoch_packets = DEFAULT_EPOCH_PACKETS;
@@ -74,6 +76,7 @@ static int config_valid(const pure_link_config *c) {
            c->stream_buffer_bytes >= PURE_LINK_RECORD_MOST + 8 && c->stream_buffer_bytes <= CONFIG_BYTES_MOST &&
            c->unstored_records_most >= 1 && c->unstored_records_most <= CONFIG_RECORDS_MOST &&
            c->receive_memory_bytes >= PL_POOL_BYTES_LEAST && c->receive_memory_bytes <= CONFIG_POOL_BYTES_MOST &&
+           c->send_memory_bytes >= PL_POOL_BYTES_LEAST && c->send_memory_bytes <= CONFIG_POOL_BYTES_MOST &&
            (c->congestion == PURE_LINK_CC_CUBIC || c->congestion == PURE_LINK_CC_NEWRENO || c->congestion == PURE_LINK_CC_BBR) &&
            c->epoch_packets <= PL_EPOCH_PACKETS_LIMIT - PL_EPOCH_PACKETS_RESERVE && (c->copies == 1 || c->copies == 2);
 }
@@ -84,6 +87,9 @@ typedef struct layout {
     size_t sender_each, sender_extra;      /* per-sender storage, after the arrays */
     uint32_t blocks;                       /* of the receive pool */
     size_t map_size, pool_free, pool_map_key, pool_map_block, pool_queue, pool_bytes, stage;
+    uint32_t send_blocks, table_most;      /* of the send pool; block table entries per sender */
+    uint32_t queue_bytes;
+    size_t send_free, send_bytes;
     size_t total;
 } layout;
 
@@ -119,10 +125,19 @@ static void layout_of(const pure_link_config *c, layout *l) {
     l->memo = at;
     at = align_up(at + pl_memo_slots(c) * sizeof(pl_memo_mirror));
     at = layout_pool(c, l, at);
-    l->sender_each = align_up(c->send_queue_bytes) + align_up((size_t)c->send_queue_records * 8) +
+    /* The send pool, and per sender its block table, record starts and sent packets. */
+    l->send_blocks = c->senders_most == 0 ? 0 : (uint32_t)(c->send_memory_bytes / PL_BLOCK_BYTES);
+    l->queue_bytes = (uint64_t)c->send_queue_bytes < c->send_memory_bytes ? c->send_queue_bytes
+                                                                          : (uint32_t)c->send_memory_bytes;
+    l->table_most = l->queue_bytes / PL_BLOCK_BYTES + 2;  /* a stretch of queue_bytes touches this many */
+    l->send_free = align_up(at);
+    at = align_up(l->send_free + (size_t)l->send_blocks * 4);
+    l->sender_each = align_up((size_t)l->table_most * 4) + align_up((size_t)c->send_queue_records * 8) +
                      align_up((size_t)c->packets_in_flight_most * sizeof(pl_sent));
-    l->sender_extra = align_up(at);
+    l->sender_extra = at;
     at = l->sender_extra + (size_t)c->senders_most * l->sender_each;
+    l->send_bytes = at;
+    at += (size_t)l->send_blocks * PL_BLOCK_BYTES;
     l->total = at;
 }
 
@@ -145,9 +160,10 @@ static void carve(pure_link *pl, uint8_t *base, const layout *l) {
     for (uint32_t i = 0; i < c->senders_most; i++) {
         uint8_t *p = base + l->sender_extra + (size_t)i * l->sender_each;
         pl_sender *s = &pl->senders[i];
-        s->queue = p;
-        s->queue_bytes = c->send_queue_bytes;
-        p += align_up(c->send_queue_bytes);
+        s->block_table = (uint32_t *)(void *)p;
+        s->table_most = l->table_most;
+        s->queue_bytes = l->queue_bytes;
+        p += align_up((size_t)l->table_most * 4);
         s->record_start = (uint64_t *)(void *)p;
         s->records_most = c->send_queue_records;
         p += align_up((size_t)c->send_queue_records * 8);
@@ -157,16 +173,20 @@ static void carve(pure_link *pl, uint8_t *base, const layout *l) {
     }
     for (uint32_t i = 0; i < c->runs_most; i++) pl->runs[i].handle = (int)i;
     pl_pool *p = &pl->pool;
-    p->blocks = l->blocks;
-    p->free_stack = (uint32_t *)(void *)(base + l->pool_free);
+    p->store.blocks = l->blocks;
+    p->store.free_stack = (uint32_t *)(void *)(base + l->pool_free);
     p->map_key = (uint64_t *)(void *)(base + l->pool_map_key);
     p->map_block = (uint32_t *)(void *)(base + l->pool_map_block);
     p->map_mask = l->map_size == 0 ? 0 : (uint32_t)(l->map_size - 1);
     p->queue = (uint32_t *)(void *)(base + l->pool_queue);
     p->queue_most = c->runs_most;
-    p->bytes = base + l->pool_bytes;
+    p->store.bytes = base + l->pool_bytes;
     p->stage = base + l->stage;
     if (l->blocks > 0) pl_pool_init(p, c);
+    pl->send_store.blocks = l->send_blocks;
+    pl->send_store.free_stack = (uint32_t *)(void *)(base + l->send_free);
+    pl->send_store.bytes = base + l->send_bytes;
+    pl_blocks_init(&pl->send_store);
 }
 
 pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_config *config,
@@ -400,8 +420,8 @@ int pure_link_stats_get(const pure_link *pl, int sender, pure_link_stats *out) {
         return 0;
     }
     *out = pl->stats;
-    out->receive_memory_bytes = (uint64_t)pl->pool.blocks * PL_BLOCK_BYTES;
-    out->receive_memory_bytes_peak = (uint64_t)pl->pool.used_peak * PL_BLOCK_BYTES;
+    out->receive_memory_bytes = (uint64_t)pl->pool.store.blocks * PL_BLOCK_BYTES;
+    out->receive_memory_bytes_peak = (uint64_t)pl->pool.store.used_peak * PL_BLOCK_BYTES;
     /* Endpoint totals add up the senders' counters. */
     for (uint32_t i = 0; i < pl->senders_used; i++) {
         const pl_sender *s = &pl->senders[i];

@@ -142,9 +142,12 @@ typedef struct pl_sender {
     uint64_t pn_oldest;                    /* oldest pn whose entry may still be in use */
     uint64_t bytes_in_flight, eliciting_in_flight;
 
-    /* Record queue: bytes [stored_off, end_off) of the record stream, in a ring. */
-    uint8_t *queue;
-    uint32_t queue_bytes;
+    /* Record queue: bytes [stored_off, end_off) of the record stream, in blocks of the send
+     * pool: blocks [block_lo, block_lo + blocks_held) by number, block_table[n % table_most]. */
+    uint32_t *block_table;
+    uint32_t table_most, blocks_held;
+    uint64_t block_lo;
+    uint32_t queue_bytes;                  /* most bytes queued: send_queue_bytes, or the pool */
     uint64_t *record_start;                /* ring of record start offsets by record number */
     uint32_t records_most;
     uint64_t records_stored;               /* heard STORED mark: records below are freed */
@@ -319,16 +322,42 @@ typedef struct pl_lost_notice {
 #define PL_STAGE_BYTES  (PURE_LINK_RECORD_MOST + 64u * 1024u) /* hand-over ring: one largest record */
 #define PL_POOL_BYTES_LEAST ((PURE_LINK_RECORD_MOST / PL_BLOCK_BYTES + 2u) * PL_BLOCK_BYTES) /* one record */
 
-typedef struct pl_pool {
+/* Blocks of PL_BLOCK_BYTES handed out from a free stack (the receive and the send pool). */
+typedef struct pl_blocks {
     uint8_t *bytes;                        /* blocks * PL_BLOCK_BYTES */
-    uint32_t blocks, free_count;
     uint32_t *free_stack;                  /* free block numbers */
+    uint32_t blocks, free_count;
+    uint32_t used_peak;                    /* most blocks ever taken at once */
+} pl_blocks;
+
+static inline void pl_blocks_init(pl_blocks *b) {
+    b->free_count = b->blocks;
+    for (uint32_t i = 0; i < b->blocks; i++) b->free_stack[i] = b->blocks - 1 - i;
+}
+
+static inline uint32_t pl_blocks_take(pl_blocks *b) {
+    assert(b->free_count > 0);
+    uint32_t block = b->free_stack[--b->free_count];
+    if (b->blocks - b->free_count > b->used_peak) b->used_peak = b->blocks - b->free_count;
+    return block;
+}
+
+static inline void pl_blocks_give(pl_blocks *b, uint32_t block) {
+    assert(block < b->blocks && b->free_count < b->blocks);
+    b->free_stack[b->free_count++] = block;
+}
+
+static inline uint8_t *pl_block_bytes(const pl_blocks *b, uint32_t block) {
+    return b->bytes + (size_t)block * PL_BLOCK_BYTES;
+}
+
+typedef struct pl_pool {
+    pl_blocks store;
     uint64_t *map_key;                     /* (run slot, block number) -> block, see pool.c */
     uint32_t *map_block;
     uint32_t map_mask;
     uint32_t runs_holding;                 /* runs that hold at least one block */
     uint32_t big_blocks;                   /* kept outside the shares for one largest record */
-    uint32_t used_peak;                    /* most blocks ever taken at once */
     int ticket;                            /* run slot holding the ticket, -1: none */
     uint32_t promised;                     /* free blocks kept for the ticket's record */
     uint32_t *queue;                       /* run slots waiting for the ticket, FIFO */
@@ -369,6 +398,8 @@ struct pure_link {
     uint64_t event_stage_end[PL_EVENTS_MOST]; /* a RECORD copied to the hand-over ring: its end */
     uint32_t ev_head, ev_count;
     pl_pool pool;
+    pl_blocks send_store;                  /* the send pool: every sender's queue */
+    uint32_t senders_open;
     uint8_t deliver_blocked;               /* the event queue filled during delivery */
 
     pl_memo_write memo_writes[PL_MEMO_WRITES_MOST];
@@ -448,7 +479,8 @@ void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t 
 
 /* sender.c */
 pl_sender *pl_sender_by_run(pure_link *pl, uint64_t run);
-void pl_queue_get(const pl_sender *s, uint64_t off, uint8_t *out, size_t len);
+void pl_queue_get(const pure_link *pl, const pl_sender *s, uint64_t off, uint8_t *out, size_t len);
+void pl_queue_stored(pure_link *pl, pl_sender *s);
 void pl_sender_check_closed(pure_link *pl, pl_sender *s);
 uint64_t pl_sender_credit_off(const pl_sender *s);
 uint64_t pl_sender_record_at(const pl_sender *s, uint64_t off);

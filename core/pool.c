@@ -49,13 +49,12 @@ size_t pl_pool_map_size(uint32_t blocks) {
 
 void pl_pool_init(pl_pool *p, const pure_link_config *c) {
     p->ticket = -1;
-    p->free_count = p->blocks;
-    for (uint32_t i = 0; i < p->blocks; i++) p->free_stack[i] = p->blocks - 1 - i;
+    pl_blocks_init(&p->store);
     memset(p->map_key, 0, ((size_t)p->map_mask + 1) * sizeof p->map_key[0]);
     /* Room for one largest record stays outside the shares when the pool has it twice:
      * a long record then waits only for the ticket, not for every run to shrink. */
     uint32_t big = (uint32_t)(c->stream_buffer_bytes / PL_BLOCK_BYTES) + 2;
-    p->big_blocks = p->blocks >= 2 * big ? big : 0;
+    p->big_blocks = p->store.blocks >= 2 * big ? big : 0;
 }
 
 /* ---- Shares and the ticket ---- */
@@ -82,7 +81,7 @@ static uint32_t reserve_blocks(const pure_link *pl) {
     const pl_pool *p = &pl->pool;
     uint32_t need = p->ticket >= 0 ? p->promised : head_need(pl);
     uint32_t reserve = need > p->big_blocks ? need : p->big_blocks;
-    return reserve < p->blocks ? reserve : p->blocks;
+    return reserve < p->store.blocks ? reserve : p->store.blocks;
 }
 
 /* Bytes from its stored mark that run r may hold: the ticket's record, or a fair share of
@@ -91,15 +90,15 @@ uint64_t pl_run_window(const pure_link *pl, const pl_run *r) {
     const pl_pool *p = &pl->pool;
     if (p->ticket == r->handle) return r->ticket_end - r->stored_off;
     uint32_t holders = p->runs_holding + (r->mem_blocks == 0);
-    uint64_t share = (uint64_t)((p->blocks - reserve_blocks(pl)) / holders) * PL_BLOCK_BYTES;
+    uint64_t share = (uint64_t)((p->store.blocks - reserve_blocks(pl)) / holders) * PL_BLOCK_BYTES;
     return share < pl->config.stream_buffer_bytes ? share : pl->config.stream_buffer_bytes;
 }
 
 /* Bytes of free blocks run r could take now (blocks promised to the ticket excluded). */
 uint64_t pl_run_pool_free(const pure_link *pl, const pl_run *r) {
     const pl_pool *p = &pl->pool;
-    if (p->ticket == r->handle) return (uint64_t)p->free_count * PL_BLOCK_BYTES;
-    return p->free_count > p->promised ? (uint64_t)(p->free_count - p->promised) * PL_BLOCK_BYTES : 0;
+    if (p->ticket == r->handle) return (uint64_t)p->store.free_count * PL_BLOCK_BYTES;
+    return p->store.free_count > p->promised ? (uint64_t)(p->store.free_count - p->promised) * PL_BLOCK_BYTES : 0;
 }
 
 /* Gives the ticket to the first waiting run whose record the free blocks can hold.  FIFO:
@@ -114,7 +113,7 @@ static void ticket_grant(pure_link *pl) {
         }
         uint32_t span = blocks_of(r->stored_off, r->ticket_end);
         uint32_t need = span > r->mem_blocks ? span - r->mem_blocks : 0;
-        if (p->free_count < need) return;
+        if (p->store.free_count < need) return;
         p->queue_head = (p->queue_head + 1) % p->queue_most, p->queue_count--;
         p->ticket = r->handle;
         p->promised = need;
@@ -155,7 +154,7 @@ void pl_run_ticket_done(pure_link *pl, pl_run *r) {
 static uint8_t *block_find(const pure_link *pl, const pl_run *r, uint64_t block_no) {
     const pl_pool *p = &pl->pool;
     uint32_t i = map_find(p, map_key(r, block_no));
-    return i == UINT32_MAX ? NULL : p->bytes + (size_t)p->map_block[i] * PL_BLOCK_BYTES;
+    return i == UINT32_MAX ? NULL : pl_block_bytes(&p->store, p->map_block[i]);
 }
 
 /* The block of r at block_no, taken from the pool if r has none there; NULL when the pool
@@ -165,8 +164,8 @@ static uint8_t *block_get(pure_link *pl, pl_run *r, uint64_t block_no) {
     if (b != NULL) return b;
     pl_pool *p = &pl->pool;
     int holder = p->ticket == r->handle;
-    if (p->free_count == 0 || (!holder && p->free_count <= p->promised)) return NULL;
-    uint32_t block = p->free_stack[--p->free_count];
+    if (p->store.free_count == 0 || (!holder && p->store.free_count <= p->promised)) return NULL;
+    uint32_t block = pl_blocks_take(&p->store);
     if (holder && p->promised > 0) p->promised--;
     uint64_t key = map_key(r, block_no);
     uint32_t i = map_home(p, key);
@@ -174,16 +173,14 @@ static uint8_t *block_get(pure_link *pl, pl_run *r, uint64_t block_no) {
     p->map_key[i] = key, p->map_block[i] = block;
     if (r->mem_blocks++ == 0) p->runs_holding++;
     if (block_no + 1 > r->mem_top) r->mem_top = block_no + 1;
-    uint32_t used = p->blocks - p->free_count;
-    if (used > p->used_peak) p->used_peak = used;
-    return p->bytes + (size_t)block * PL_BLOCK_BYTES;
+    return pl_block_bytes(&p->store, block);
 }
 
 static void block_give(pure_link *pl, pl_run *r, uint64_t block_no) {
     pl_pool *p = &pl->pool;
     uint32_t i = map_find(p, map_key(r, block_no));
     if (i == UINT32_MAX) return;  /* a hole never written */
-    p->free_stack[p->free_count++] = p->map_block[i];
+    pl_blocks_give(&p->store, p->map_block[i]);
     map_remove(p, i);
     assert(r->mem_blocks > 0);
     if (--r->mem_blocks == 0) p->runs_holding--, r->mem_top = 0;
@@ -229,7 +226,7 @@ void pl_run_mem_read(const pure_link *pl, const pl_run *r, uint64_t off, uint8_t
  * before it came. */
 void pl_run_mem_trim(pure_link *pl, pl_run *r) {
     const pl_pool *p = &pl->pool;
-    if (r->mem_blocks == 0 || r->ticket_state == PL_TICKET_HELD || head_need(pl) <= p->free_count) return;
+    if (r->mem_blocks == 0 || r->ticket_state == PL_TICKET_HELD || head_need(pl) <= p->store.free_count) return;
     uint64_t cut = r->stored_off + pl_run_window(pl, r);
     if (cut < r->deliver_off) cut = r->deliver_off;  /* handed over: the host holds those */
     uint64_t first = cut == r->stored_off ? cut / PL_BLOCK_BYTES : (cut + PL_BLOCK_BYTES - 1) / PL_BLOCK_BYTES;

@@ -117,7 +117,8 @@ typedef struct pure_link_config {
     const pure_link_crypto *crypto; /* NULL: pure_link_crypto_default() */
     /* Sender side. */
     uint32_t senders_most;          /* outputs this node may open (default 4; NONE ok) */
-    uint32_t send_queue_bytes;      /* record bytes queued per sender (default 32 MiB; >= RECORD_MOST + 8) */
+    uint32_t send_queue_bytes;      /* most record bytes one sender queues (default 32 MiB;
+                                       >= RECORD_MOST + 8), within the send pool below */
     uint32_t send_queue_records;    /* records queued per sender (default 131072) */
     uint32_t packets_in_flight_most;/* tracked sent packets per sender (default 16384) */
     /* Receiver side. */
@@ -144,6 +145,10 @@ typedef struct pure_link_config {
      * >= 16 MiB + 32 KiB, so that a largest record fits).  Beside it the receiver keeps a
      * fixed 16 MiB + 64 KiB hand-over ring for records of more than two 16 KiB blocks. */
     uint64_t receive_memory_bytes;
+    /* Sender side: one budget for every sender's queued record bytes (default 16 MiB +
+     * 64 KiB; >= 16 MiB + 32 KiB).  An open sender may hold an even share of it among the
+     * open senders, and never less than one largest record (spec/protocol.md §4.2). */
+    uint64_t send_memory_bytes;
 } pure_link_config;
 
 enum { PURE_LINK_CC_CUBIC = 1, PURE_LINK_CC_NEWRENO = 2, PURE_LINK_CC_BBR = 3 };

@@ -180,6 +180,7 @@ static void on_stored(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t n
     s->stats.records_stored += n - s->records_stored;
     s->records_stored = n;
     s->stored_off = n == s->records_end ? s->end_off : s->record_start[n % s->records_most];
+    pl_queue_stored(pl, s);
     if (s->next_off < s->stored_off) s->next_off = s->stored_off;
     if (s->acked_end < s->stored_off) s->acked_end = s->stored_off;
     pl_rangeset_remove_below(&s->resend, s->stored_off);

@@ -154,7 +154,7 @@ static void encode_frames(const pl_sender *s, const plan *p, uint8_t *buf, size_
 
 /* Record bytes go last, in one RECORDS frame running to the end of the packet; the bytes
  * are copied from the queue straight into place. */
-static void encode_records(const pl_sender *s, const plan *p, uint8_t *buf, size_t *at) {
+static void encode_records(const pure_link *pl, const pl_sender *s, const plan *p, uint8_t *buf, size_t *at) {
     if (p->len == 0) return;
     buf[(*at)++] = PL_FRAME_RECORDS;
     uint32_t off32 = (uint32_t)p->off;
@@ -162,7 +162,7 @@ static void encode_records(const pl_sender *s, const plan *p, uint8_t *buf, size
     buf[(*at)++] = (uint8_t)(off32 >> 16);
     buf[(*at)++] = (uint8_t)(off32 >> 8);
     buf[(*at)++] = (uint8_t)off32;
-    pl_queue_get(s, p->off, buf + *at, (size_t)p->len);
+    pl_queue_get(pl, s, p->off, buf + *at, (size_t)p->len);
     *at += (size_t)p->len;
 }
 
@@ -296,7 +296,7 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
     assert(at == header_bytes(pn_len));
     size_t head = at;
     encode_frames(s, &p, buf, &at, cap - PURE_LINK_TAG_BYTES);
-    encode_records(s, &p, buf, &at);
+    encode_records(pl, s, &p, buf, &at);
     assert(at + PURE_LINK_TAG_BYTES <= PURE_LINK_DATAGRAM_MOST);
 
     const pl_epoch_keys *k = PL_SENDER_KEYS(s);

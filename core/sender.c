@@ -49,14 +49,17 @@ int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uin
     if (s == NULL) return PURE_LINK_ERR_FULL;
 
     /* Clear the struct but keep the storage carved at init. */
-    uint8_t *queue = s->queue;
+    uint32_t *block_table = s->block_table;
     uint64_t *record_start = s->record_start;
     pl_sent *sent = s->sent;
     uint32_t queue_bytes = s->queue_bytes, records_most = s->records_most, sent_most = s->sent_most;
+    uint32_t table_most = s->table_most;
     int handle = s->handle;
+    assert(s->blocks_held == 0);  /* a sender closes only with everything stored */
     memset(s, 0, sizeof *s);
-    s->queue = queue, s->record_start = record_start, s->sent = sent;
+    s->block_table = block_table, s->record_start = record_start, s->sent = sent;
     s->queue_bytes = queue_bytes, s->records_most = records_most, s->sent_most = sent_most;
+    s->table_most = table_most;
     s->handle = handle;
     if ((uint32_t)handle + 1 > pl->senders_used) pl->senders_used = (uint32_t)handle + 1;
     memset(s->sent, 0, (size_t)s->sent_most * sizeof s->sent[0]);
@@ -88,19 +91,72 @@ int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uin
         s->open = 0;
         return PURE_LINK_ERR_CRYPTO;
     }
+    pl->senders_open++;
     pl_sender_offer_new(pl, s, 1);
     pl_deadline_update(pl);
     return s->handle;
 }
 
-/* Copies len bytes into the queue ring at stream offset off. */
-static void queue_put(pl_sender *s, uint64_t off, const uint8_t *p, size_t len) {
-    pl_ring_write(s->queue, s->queue_bytes, off, p, len);
+/* ---- The queue in the send pool (spec/protocol.md §4.2 "Send memory") ---- */
+
+/* Blocks a sender may hold: an even share of the send pool among the open senders, and
+ * never less than one largest record (so any record can be queued once the pool has room). */
+static uint32_t send_share(const pure_link *pl) {
+    uint32_t even = pl->send_store.blocks / (pl->senders_open ? pl->senders_open : 1);
+    uint32_t record = PURE_LINK_RECORD_MOST / PL_BLOCK_BYTES + 2;
+    return even > record ? even : record;
 }
 
-void pl_queue_get(const pl_sender *s, uint64_t off, uint8_t *out, size_t len) {
+/* Takes the blocks that stream bytes up to `end` need; 0, or -1 (nothing taken). */
+static int queue_grow(pure_link *pl, pl_sender *s, uint64_t end) {
+    if (s->blocks_held == 0) s->block_lo = s->end_off / PL_BLOCK_BYTES;
+    uint64_t top = s->block_lo + s->blocks_held, want = (end + PL_BLOCK_BYTES - 1) / PL_BLOCK_BYTES;
+    if (want <= top) return 0;
+    uint64_t need = want - top;
+    if (s->blocks_held + need > s->table_most || s->blocks_held + need > send_share(pl) ||
+        need > pl->send_store.free_count)
+        return -1;
+    for (uint64_t b = top; b < want; b++) s->block_table[b % s->table_most] = pl_blocks_take(&pl->send_store);
+    s->blocks_held += (uint32_t)need;
+    return 0;
+}
+
+/* STORED moved stored_off on: blocks wholly below it go back (all of them when the queue
+ * is empty). */
+void pl_queue_stored(pure_link *pl, pl_sender *s) {
+    uint64_t lo = s->stored_off == s->end_off ? s->block_lo + s->blocks_held : s->stored_off / PL_BLOCK_BYTES;
+    while (s->blocks_held > 0 && s->block_lo < lo) {
+        pl_blocks_give(&pl->send_store, s->block_table[s->block_lo % s->table_most]);
+        s->block_lo++, s->blocks_held--;
+    }
+}
+
+static uint8_t *queue_at(const pure_link *pl, const pl_sender *s, uint64_t off, size_t n, size_t *n_out) {
+    uint64_t b = off / PL_BLOCK_BYTES;
+    assert(b >= s->block_lo && b < s->block_lo + s->blocks_held);
+    size_t at = (size_t)(off % PL_BLOCK_BYTES);
+    *n_out = PL_BLOCK_BYTES - at < n ? PL_BLOCK_BYTES - at : n;
+    return pl_block_bytes(&pl->send_store, s->block_table[b % s->table_most]) + at;
+}
+
+/* Copies len bytes into the queue at stream offset off (its blocks taken already). */
+static void queue_put(const pure_link *pl, pl_sender *s, uint64_t off, const uint8_t *p, size_t len) {
+    while (len > 0) {
+        size_t take;
+        uint8_t *dst = queue_at(pl, s, off, len, &take);
+        memcpy(dst, p, take);
+        off += take, p += take, len -= take;
+    }
+}
+
+void pl_queue_get(const pure_link *pl, const pl_sender *s, uint64_t off, uint8_t *out, size_t len) {
     assert(off >= s->stored_off && off + len <= s->end_off);
-    pl_ring_read(s->queue, s->queue_bytes, off, out, len);
+    while (len > 0) {
+        size_t take;
+        const uint8_t *src = queue_at(pl, s, off, len, &take);
+        memcpy(out, src, take);
+        off += take, out += take, len -= take;
+    }
 }
 
 int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len, uint64_t now_ns) {
@@ -116,10 +172,11 @@ int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len
     assert(prefix_len > 0);
     if (s->records_end - s->records_stored >= s->records_most) return PURE_LINK_ERR_FULL;
     if (s->end_off - s->stored_off + prefix_len + len > s->queue_bytes) return PURE_LINK_ERR_FULL;
+    if (queue_grow(pl, s, s->end_off + prefix_len + len) != 0) return PURE_LINK_ERR_FULL;
     uint64_t number = s->records_end++;
     s->record_start[number % s->records_most] = s->end_off;
-    queue_put(s, s->end_off, prefix, prefix_len);
-    queue_put(s, s->end_off + prefix_len, record, len);
+    queue_put(pl, s, s->end_off, prefix, prefix_len);
+    queue_put(pl, s, s->end_off + prefix_len, record, len);
     s->end_off += prefix_len + len;
     s->stats.records_queued++;
     pl_deadline_update(pl);
@@ -148,6 +205,7 @@ void pl_sender_check_closed(pure_link *pl, pl_sender *s) {
     ev->sender = s->handle;
     ev->run = s->run;
     s->open = 0;
+    pl->senders_open--;
 }
 
 /* Stream offset below which records may be sent: the start of the first record beyond the

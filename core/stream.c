@@ -183,7 +183,7 @@ static size_t ring_peek(const pure_link *pl, const pl_run *r, uint64_t off, uint
 static int record_bytes(pure_link *pl, const pl_run *r, uint64_t start, size_t len, pure_link_event *ev,
                         uint64_t *stage_end) {
     *stage_end = 0;
-    ev->data = pl->pool.bytes, ev->len = 0, ev->data2 = NULL, ev->len2 = 0;
+    ev->data = pl->pool.store.bytes, ev->len = 0, ev->data2 = NULL, ev->len2 = 0;
     if (len == 0) return 0;
     ev->data = pl_run_mem_at(pl, r, start, len, &ev->len);
     if (ev->len == len) return 0;

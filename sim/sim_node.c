@@ -101,6 +101,8 @@ static void make_config(sim_world *w, sim_node *n) {
     OVERRIDE(runs_most, runs_most);
     OVERRIDE(stream_buffer_bytes, stream_buffer_bytes);
     OVERRIDE(unstored_records_most, unstored_records_most);
+    OVERRIDE(receive_memory_bytes, receive_memory_bytes);
+    OVERRIDE(send_memory_bytes, send_memory_bytes);
     OVERRIDE(idle_ns, idle_ns);
     OVERRIDE(epoch_ns, epoch_ns);
     OVERRIDE(epoch_packets, epoch_packets);

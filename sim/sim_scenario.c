@@ -511,6 +511,8 @@ static int parse_node_key(parser *p, const char *key, char *value) {
         {"runs_most", offsetof(sim_endpoint_spec, runs_most), sim_value_u64},
         {"stream_buffer_bytes", offsetof(sim_endpoint_spec, stream_buffer_bytes), sim_value_bytes},
         {"unstored_records_most", offsetof(sim_endpoint_spec, unstored_records_most), sim_value_u64},
+        {"receive_memory_bytes", offsetof(sim_endpoint_spec, receive_memory_bytes), sim_value_bytes},
+        {"send_memory_bytes", offsetof(sim_endpoint_spec, send_memory_bytes), sim_value_bytes},
         {"idle", offsetof(sim_endpoint_spec, idle_ns), sim_value_duration_ns},
         {"epoch_time", offsetof(sim_endpoint_spec, epoch_ns), sim_value_duration_ns},
         {"epoch_packets", offsetof(sim_endpoint_spec, epoch_packets), sim_value_u64},

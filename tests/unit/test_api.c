@@ -26,6 +26,10 @@ static void config_limits_give_size_zero(void) {
     CHECK_EQ_U(pure_link_size(&c), 0);
     c.receive_memory_bytes += 1;
     CHECK(pure_link_size(&c) > 0);
+    c = base(), c.send_memory_bytes = 16u * 1024 * 1024 + 32 * 1024 - 1;
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    c.send_memory_bytes += 1;
+    CHECK(pure_link_size(&c) > 0);
     c = base(), c.packets_in_flight_most = 63;
     CHECK_EQ_U(pure_link_size(&c), 0);
     c = base(), c.congestion = 99;

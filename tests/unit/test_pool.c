@@ -33,7 +33,8 @@ static size_t small_size(int64_t k) {
 
 static void pool_shared_by_many_runs(void) {
     pure_link_config tx = {.peers_most = PURE_LINK_NONE, .senders_most = SENDERS,
-                           .send_queue_bytes = 18u * MIB, .packets_in_flight_most = 1024};
+                           .send_queue_bytes = 18u * MIB, .packets_in_flight_most = 1024,
+                           .send_memory_bytes = 64u * MIB};
     pure_link_config rx = {.senders_most = PURE_LINK_NONE, .receive_memory_bytes = POOL_LEAST};
     ll_net n;
     ll_init(&n, 41, 2000000);
@@ -74,4 +75,26 @@ static void pool_shared_by_many_runs(void) {
     ll_free(&n);
 }
 
-TEST_MAIN(TEST_CASE(pool_shared_by_many_runs))
+/* The send pool: two senders share the least pool; a largest record leaves one block, so
+ * the other sender's 20 KiB record is FULL until that record is stored and its blocks
+ * come back. */
+static void send_pool_gives_back_on_stored(void) {
+    pure_link_config tx = {.peers_most = PURE_LINK_NONE, .senders_most = 2, .send_memory_bytes = POOL_LEAST};
+    pure_link_config rx = {.senders_most = PURE_LINK_NONE};
+    ll_net n;
+    ll_init(&n, 42, 2000000);
+    int a = ll_node_add(&n, &tx), b = ll_node_add(&n, &rx);
+    CHECK(ll_wire(&n, b, a, "*") == 0);
+    CHECK(ll_link(&n, a, b, "big", "in", 1) == 0);
+    CHECK(ll_link(&n, a, b, "small", "in", 1) == 1);
+    static uint8_t rec[16u * MIB];
+    CHECK(pure_link_send(n.node[a].pl, 0, rec, sizeof rec, 0) == 0);
+    CHECK(pure_link_send(n.node[a].pl, 1, rec, 20000, 0) == PURE_LINK_ERR_FULL);
+    CHECK(pure_link_send(n.node[a].pl, 1, rec, 1000, 0) == 0);  /* the one block left */
+    ll_run(&n, 10ull * 1000000000ull, NULL, NULL);
+    CHECK_EQ_U(n.node[a].stored_seen[0], 1);
+    CHECK(pure_link_send(n.node[a].pl, 1, rec, 20000, n.now_ns) == 1);
+    ll_free(&n);
+}
+
+TEST_MAIN(TEST_CASE(pool_shared_by_many_runs), TEST_CASE(send_pool_gives_back_on_stored))
