@@ -26,6 +26,18 @@ def check(scn, what, ok, got=""):
     print("%-4s %s: %s %s" % ("ok" if ok else ("xbad" if scn in xfail else "FAIL"), scn, what, got))
     results.setdefault(scn, []).append(bool(ok))
 
+DATAGRAM_DROPS = ("dropped_bad_header", "dropped_unknown_key", "dropped_auth", "dropped_replay",
+                  "dropped_malformed", "dropped_no_slot", "dropped_stale_epoch", "dropped_no_run")
+
+def accounted(s):
+    """pure_link.h: every datagram an endpoint was fed is in packets_opened or one dropped_*
+    reason.  (node, received, opened + drops) of the nodes where the sum is off."""
+    off = []
+    for name, n in s.get("nodes", {}).items():
+        total = n["packets_opened"] + sum(n[k] for k in DATAGRAM_DROPS)
+        if total != n["packets_received"]: off.append((name, n["packets_received"], total))
+    return off
+
 def common(scn, s, records):
     check(scn, "no error", s.get("error") is None and s.get("end") == "done", s.get("error") or s.get("end"))
     if "records_stored" not in s: return
@@ -37,6 +49,7 @@ def common(scn, s, records):
     check(scn, "0 epoch rollbacks", s["epoch_rollbacks"] == 0, s["epoch_rollbacks"])
     check(scn, "<= 3x to addresses that never answered", s["amplification_unanswered_max_x1000"] <= 3000,
           s["amplification_unanswered_max_x1000"])
+    check(scn, "every datagram opened or counted in one dropped_* reason", not accounted(s), accounted(s))
 
 scn = "attack-idle-slot-reuse"
 s = load(scn)
@@ -86,6 +99,14 @@ s = load(scn)
 common(scn, s, 1000)
 check(scn, "the sender was past epoch 2 and heard a LOST",
       s.get("links", [{}])[0].get("epoch_events", 0) >= 3 and s.get("nodes", {}).get("sender", {}).get("lost_notices_received", 0) >= 1)
+
+scn = "attack-junk-counted"
+s = load(scn)
+common(scn, s, 2000)
+check(scn, "3,000 junk datagrams", s.get("forged_datagrams") == 3000, s.get("forged_datagrams"))
+r = s.get("nodes", {}).get("receiver", {})
+check(scn, "the receiver counted them (epoch >= 1 of unknown runs in dropped_no_run)",
+      r.get("dropped_no_run", 0) >= 500 and r.get("dropped_bad_header", 0) >= 500, r.get("dropped_no_run"))
 
 failed = []
 for scn, oks in sorted(results.items()):

@@ -66,6 +66,13 @@ for name, floor in (("seed-credit-61b-100ms", 56296), ("seed-credit-61b-10ms", 5
     check("%s: >= %d records/s" % (name, floor), s["records_per_s"] >= floor, round(s["records_per_s"]))
     check("%s: 0 duplicates" % name, s["duplicates_delivered"] == 0)
 
+# Every seed scenario: no (key, nonce) sealed twice (the nonce oracle sees every seal of
+# every node, keyed on the key bytes and the nonce).
+for f in sorted(os.listdir(d)):
+    if f.endswith(".json"):
+        s = load(f[:-5])
+        check("%s: 0 (key, nonce) reuses in %d seals" % (f[:-5], s["aead_seals"]), s["nonce_reuses"] == 0, s["nonce_reuses"])
+
 print("%d failed" % len(failed))
 sys.exit(1 if failed else 0)
 PY
