@@ -8,11 +8,17 @@ its printed command.
 Conditions drawn per seed: RTT 2-200 ms, loss 0-10 %, Gilbert-Elliott bursts, jitter 0-10 ms,
 duplication and corruption 0-3 %, record sizes 0 B-64 KiB, bulk or paced, 1-3 senders of one
 or two nodes, CUBIC/NewReno/BBR, copies on or off, crashes and restarts of the receiver (with
-or without a memo, torn memo writes) and of a sender.
+or without a memo, torn memo writes, a crash between a memo write and its ACCEPT) and of a
+sender; and an attacker who knows only what travels in clear: forged epoch-0/1/2 packets
+with the sender's key id and a seen or random run, its answers (LOST) forwarded to the
+sender, replays of either direction after the receiver's runs went idle.
 
 Invariants (from the --json summary): the run ends without an error (no livelock, no API
 misuse, no assertion), no record is handed over twice or out of order, every record handed
-over was stored, and a run whose nodes never crash stores every record it finished sending.
+over was stored, and a run whose nodes never crash stores every record it finished sending
+(an attack does not excuse a stall); no (key, nonce) is sealed twice (the nonce oracle sees
+every seal), no epoch rolls back, nothing goes to a silent address beyond 3x, and every
+datagram an endpoint is fed is in packets_opened or one dropped_* reason.
 """
 import argparse
 import json
@@ -50,13 +56,21 @@ def scenario(seed):
         if r.random() < 0.1:
             lines.append("crash: 1s restart 1200ms")
             crashes = True
+        if r.random() < 0.2:
+            lines.append(f"epoch_packets: {r.choice([100, 300])}")  # epochs mid-transfer
     lines.append("node: r")
     lines.append(f"store_latency: {r.choice([0, 1, 5])}ms")
+    replay = r.random() < 0.15
+    if replay or r.random() < 0.3:
+        lines.append("idle: 300ms")  # runs go idle within the run: replays, forgeries and `more` meet idle slots
     if r.random() < 0.5:
         lines.append("memo: yes")
         lines.append("memo_sync: 1ms")
         if r.random() < 0.5:
             lines.append(f"memo_crash: {r.choice(['drop', 'tear_last', 'tear_first'])}")
+        if r.random() < 0.15:
+            # The memo keeps everything: the run must still finish, so it is no excuse.
+            lines.append(f"crash_at_memo: {r.randint(2, 5)} restart {r.choice([1, 100])}ms")
     if r.random() < 0.3:
         at = r.choice([500, 1000, 1500])
         lines.append(f"crash: {at}ms restart {at + r.choice([1, 100, 500])}ms")
@@ -73,7 +87,26 @@ def scenario(seed):
             lines.append("mode: paced")
             lines.append(f"rate: {r.choice([10, 50, 500])}/s")
         lines.append(f"count: {r.choice([10, 200, 2000])}")
+        if not paced and r.random() < 0.3:
+            lines.append(f"more: {r.choice([10, 200])} at {r.choice([1500, 2500])}ms")  # after an idle time
+    if replay:
+        src, dst = r.choice([("a", "r"), ("r", "a")])
+        lines.append(f"replay: {src} > {dst} at {r.choice([500, 1000, 1500])}ms")
+    if r.random() < 0.25:
+        lines.append("node: x")  # the attacker: sends nothing of its own
+        forward = r.random() < 0.5
+        # Forwarding: just after the first packet reaches the receiver (the run not yet proven).
+        at_us = (rtt_ms // 2) * 1000 + 500 if forward else r.choice([10, 30, 300, 1000, 2000]) * 1000
+        lines.append(f"forge: a > r as x at {at_us}us epoch {r.choice([0, 1, 1, 2])} "
+                     f"len {r.choice([64, 80, 200])} count {r.choice([1, 50, 500])} every {r.choice([2, 10])}ms "
+                     f"run {r.choice(['seen', 'random'])}")
+        if forward:
+            lines.append("forward: x > a at 0")
     return "\n".join(lines) + "\n", crashes
+
+
+DATAGRAM_DROPS = ("dropped_bad_header", "dropped_unknown_key", "dropped_auth", "dropped_replay",
+                  "dropped_malformed", "dropped_no_slot", "dropped_stale_epoch", "dropped_no_run")
 
 
 def check(d, crashes):
@@ -86,6 +119,15 @@ def check(d, crashes):
         bad.append("out of order %d" % d["out_of_order"])
     if d["records_stored"] > d["records_delivered"]:
         bad.append("stored more than handed over")
+    for k in ("nonce_reuses", "epoch_rollbacks", "aead_seals_unknown_key"):
+        if d.get(k):
+            bad.append("%s %d" % (k, d[k]))
+    if d.get("amplification_unanswered_max_x1000", 0) > 3000:
+        bad.append("amplification %d/1000 to a silent address" % d["amplification_unanswered_max_x1000"])
+    for name, n in d.get("nodes", {}).items():
+        total = n["packets_opened"] + sum(n[k] for k in DATAGRAM_DROPS)
+        if total != n["packets_received"]:
+            bad.append("node %s: %d datagrams in, %d opened or dropped" % (name, n["packets_received"], total))
     if not crashes and d.get("end") == "done":
         for link in d["links"]:
             if link["records_stored"] != link["records_written"]:
