@@ -111,13 +111,16 @@ static void payload_tree(tvbuff_t *tvb, packet_info *pinfo, proto_tree *t, const
     add_new_data_source(pinfo, plain, "Decrypted pure-link frames");
     proto_item *pi = proto_tree_add_item(t, proto_pl, plain, 0, -1, ENC_NA);
     proto_item_set_text(pi, "Frames (%u B decrypted)", o->plain_bytes);
-    pl_frames_dissect(plain, pinfo, proto_item_add_subtree(pi, ett_payload), h->reply);
+    pl_frames_dissect(plain, pinfo, proto_item_add_subtree(pi, ett_payload), h);
 }
 
 static const pl_opened *opened_of(tvbuff_t *tvb, packet_info *pinfo, const pl_header *h)
 {
     pl_opened *o = p_get_proto_data(wmem_file_scope(), pinfo, proto_pl, 0);
     if (!o && !PINFO_FD_VISITED(pinfo)) {
+        if (!h->reply)                   /* a LOST may name it, opened or not */
+            pl_sent_note(h->run, tvb_get_ptr(tvb, tvb_reported_length(tvb) - PL_TAG_BYTES,
+                                             PL_LOST_TAG_BYTES), pinfo->num);
         o = pl_open_packet(tvb, h, pref_keylog);
         p_add_proto_data(wmem_file_scope(), pinfo, proto_pl, 0, o);
     }

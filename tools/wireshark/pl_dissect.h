@@ -68,8 +68,13 @@ typedef struct pl_opened {
 void       pl_open_init(void);
 pl_opened *pl_open_packet(tvbuff_t *tvb, const pl_header *h, const char *keylog_path);
 
+/* Sender packets by (run, first 8 B of the tag), which a LOST names (wire.md §6.12). */
+#define PL_LOST_TAG_BYTES 8
+void    pl_sent_note(guint64 run, const guint8 *tag, guint32 frame);
+guint32 pl_sent_find(guint64 run, const guint8 *tag);   /* 0: not in the capture */
+
 /* pl_frames.c: the frames of a decrypted payload (wire.md §6). */
 void pl_frames_register(int proto);
-void pl_frames_dissect(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, gboolean reply);
+void pl_frames_dissect(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const pl_header *h);
 
 #endif

@@ -19,8 +19,8 @@ static int hf_type = -1, hf_padding = -1, hf_base_record = -1, hf_base_offset = 
     hf_public = -1, hf_token = -1, hf_echo = -1, hf_largest = -1, hf_ack_delay = -1,
     hf_ack_flags = -1, hf_stream_unknown = -1, hf_range_count = -1, hf_first_range = -1,
     hf_gap = -1, hf_range = -1, hf_acked = -1, hf_stored = -1, hf_credit = -1,
-    hf_lost_field = -1, hf_lost_pn = -1, hf_lost_pn_len = -1, hf_lost_tag = -1, hf_reason = -1,
-    hf_frame_count = -1;
+    hf_lost_field = -1, hf_lost_pn = -1, hf_lost_pn_len = -1, hf_lost_tag = -1,
+    hf_lost_answers = -1, hf_reason = -1, hf_frame_count = -1;
 static int ett_frame = -1, ett_ack_flags = -1;
 static expert_field ei_malformed = EI_INIT;
 
@@ -48,6 +48,7 @@ typedef struct cursor {
     proto_item  *fault_item;
     const char  *late;
     proto_item  *late_item;
+    guint64      run;
 } cursor;
 
 static void fail(cursor *c, const char *reason, proto_item *item)
@@ -283,7 +284,16 @@ static void frame_lost(cursor *c)
     guint64 len = fixed_in(c, hf_lost_pn_len, 1, 1, 4, TRUE);
     if (!c->fault && len >= 1 && len < 4 && (pn >> (8 * len)) != 0)
         fail_late(c, "out_of_range", NULL);
-    bytes(c, hf_lost_tag, 8);
+    if (!has(c, PL_LOST_TAG_BYTES))
+        return;
+    guint8 tag[PL_LOST_TAG_BYTES];
+    tvb_memcpy(c->tvb, tag, c->off, PL_LOST_TAG_BYTES);
+    bytes(c, hf_lost_tag, PL_LOST_TAG_BYTES);
+    guint32 frame = pl_sent_find(c->run, tag);
+    if (frame)
+        proto_item_set_generated(proto_tree_add_uint(c->tree, hf_lost_answers, c->tvb,
+                                                     c->off - PL_LOST_TAG_BYTES,
+                                                     PL_LOST_TAG_BYTES, frame));
 }
 
 static void frame_refused(cursor *c)
@@ -342,9 +352,11 @@ static void one_frame(cursor *c, proto_tree *payload, gboolean reply, gboolean f
     proto_item_set_len(fi, (c->fault ? c->end : c->off) - at);
 }
 
-void pl_frames_dissect(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, gboolean reply)
+void pl_frames_dissect(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const pl_header *h)
 {
-    cursor c = { tvb, pinfo, tree, 0, (int)tvb_reported_length(tvb), NULL, NULL, NULL, NULL };
+    gboolean reply = h->reply;
+    cursor c = { tvb, pinfo, tree, 0, (int)tvb_reported_length(tvb), NULL, NULL, NULL, NULL,
+                 h->run };
     int frames = 0;
     if (c.end == 0)
         fail(&c, "no_frames", proto_tree_get_parent(tree));
@@ -402,6 +414,7 @@ void pl_frames_register(int proto)
         FIELD(hf_lost_pn, "Packet number as carried", "lost.pn", FT_UINT32, BASE_HEX, NULL, 0),
         FIELD(hf_lost_pn_len, "Packet number length", "lost.pn_len", FT_UINT8, BASE_DEC, NULL, 0),
         FIELD(hf_lost_tag, "Tag, first 8 B", "lost.tag", FT_BYTES, BASE_NONE, NULL, 0),
+        FIELD(hf_lost_answers, "Answers the packet in frame", "lost.answers", FT_FRAMENUM, BASE_NONE, NULL, 0),
         FIELD(hf_reason, "Reason", "refused.reason", FT_UINT8, BASE_DEC, VALS(reason_names), 0),
     };
     static int *ett[] = { &ett_frame, &ett_ack_flags };

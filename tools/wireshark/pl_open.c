@@ -35,6 +35,12 @@ typedef struct space {
 
 static wmem_map_t *run_epochs;        /* run -> last epoch opened (guint32 *) */
 static wmem_map_t *spaces;            /* space_key -> space */
+static wmem_map_t *sent;              /* sent_key -> frame number (guint32 *) */
+
+typedef struct sent_key {
+    guint64 run;
+    guint8  tag[PL_LOST_TAG_BYTES];
+} sent_key;
 
 static guint space_hash(gconstpointer k)
 {
@@ -49,8 +55,19 @@ static gboolean space_equal(gconstpointer a, gconstpointer b)
     return x->run == y->run && x->reply_run == y->reply_run && x->reply == y->reply;
 }
 
+static guint sent_hash(gconstpointer k)
+{
+    return wmem_strong_hash(k, sizeof(sent_key));
+}
+
+static gboolean sent_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, sizeof(sent_key)) == 0;
+}
+
 void pl_open_init(void)
 {
+    sent = wmem_map_new(wmem_file_scope(), sent_hash, sent_equal);
     run_epochs = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
     spaces = wmem_map_new(wmem_file_scope(), space_hash, space_equal);
 }
@@ -140,20 +157,22 @@ static gboolean try_secret(const pl_secret *s, const pl_header *h, guint64 pn,
 }
 
 /* Secrets that can have sealed this packet: its run, an epoch with its field, and for
- * sender packets a sender key whose id the header carries. */
-static gboolean secret_fits(const pl_secret *s, const pl_header *h)
+ * sender packets a sender key whose id the header carries.  `any_run`: E(0) of another
+ * run of the same two keys too, since E(0) is the pair's, not the run's (crypto.md §6). */
+static gboolean secret_fits(const pl_secret *s, const pl_header *h, gboolean any_run)
 {
-    return s->run == h->run && pl_epoch_field(s->epoch) == h->epoch_field &&
-           (h->reply || s->key_id == h->key_id);
+    return (s->run == h->run || (any_run && s->epoch == 0)) &&
+           pl_epoch_field(s->epoch) == h->epoch_field && (h->reply || s->key_id == h->key_id);
 }
 
-/* Tries every fitting secret of `epoch` (any epoch when `any_epoch`) at number `pn`. */
+/* Tries every fitting secret of `epoch` at number `pn`; when `any_epoch`, of any epoch of
+ * the run and E(0) of any run of the pair (the fallback). */
 static const pl_secret *try_all(const pl_header *h, guint32 epoch, gboolean any_epoch,
                                 guint64 pn, const guint8 *d, guint len, guint8 *out)
 {
     for (guint i = 0; i < pl_keylog_count(); i++) {
         const pl_secret *s = pl_keylog_get(i);
-        if (secret_fits(s, h) && (any_epoch || s->epoch == epoch) &&
+        if (secret_fits(s, h, any_epoch) && (any_epoch || s->epoch == epoch) &&
             try_secret(s, h, pn, d, len, out))
             return s;
     }
@@ -185,6 +204,31 @@ static void *value_of(wmem_map_t *map, const void *key, size_t key_bytes, size_t
         wmem_map_insert(map, wmem_memdup(wmem_file_scope(), key, key_bytes), v);
     }
     return v;
+}
+
+static sent_key sent_key_of(guint64 run, const guint8 *tag)
+{
+    sent_key k;
+    memset(&k, 0, sizeof k);          /* the padding too: the hash reads every byte */
+    k.run = run;
+    memcpy(k.tag, tag, PL_LOST_TAG_BYTES);
+    return k;
+}
+
+/* First pass only; the first packet with that tag keeps it (a replay names the same one). */
+void pl_sent_note(guint64 run, const guint8 *tag, guint32 frame)
+{
+    sent_key k = sent_key_of(run, tag);
+    guint32 *f = value_of(sent, &k, sizeof k, sizeof(guint32));
+    if (*f == 0)
+        *f = frame;
+}
+
+guint32 pl_sent_find(guint64 run, const guint8 *tag)
+{
+    sent_key k = sent_key_of(run, tag);
+    guint32 *f = wmem_map_lookup(sent, &k);
+    return f ? *f : 0;
 }
 
 static space *space_of(const pl_header *h)
