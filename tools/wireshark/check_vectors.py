@@ -42,6 +42,19 @@ RUN = int(KEYS["run"], 16)
 REPLY_RUN = int(KEYS["reply_run"], 16)
 KEY_ID = bytes.fromhex(KEYS["sender_key_id"])
 SECRETS = {0: bytes.fromhex(KEYS["epoch0_secret"]), 1: bytes.fromhex(KEYS["epoch1_secret"])}
+# Later epochs with made-up secrets: the reader takes a logged secret as it is.
+for _n in (4, 11, 18, 19, 20, 25):
+    SECRETS[_n] = hashlib.sha256(b"epoch %d" % _n).digest()
+
+# wire.md §4 and §5 worked at their edges, in capture order after the cases above: each
+# (epoch, reply, pn, pn bytes) must open by the key-log rule alone with that epoch and pn.
+# Epochs climb by at most 7 so that each is the nearest candidate to the one before;
+# then E = 4 read after 20 and after 25 gives 19 (wire.md §4's example).  Numbers: with
+# L = 1 after 0x1ff, T = 0x80 gives 0x280 and T = 0x81 gives 0x181 (wire.md §5).
+RECOVERY = [(4, False, 300, 2), (11, False, 301, 2), (18, False, 302, 2), (19, False, 303, 2),
+            (20, False, 304, 2), (19, False, 305, 2), (25, False, 306, 2), (19, False, 307, 2),
+            (19, False, 0x1FF, 2), (19, False, 0x280, 1),
+            (19, True, 0x1FF, 2), (19, True, 0x181, 1)]
 
 
 def packet_key(epoch, reply):
@@ -148,6 +161,12 @@ def cases():
     out.append(("epoch 1 sender packet, E = 1", seal(False, 1, 200, PING), ["0x06"], None))
     out.append(("epoch 1 reply, E = 1, 4 B pn", seal(True, 1, 201, b"\x0c\x01", pn_bytes=4),
                 ["0x0c"], None))
+    for epoch, reply, n, n_bytes in RECOVERY:
+        name = f"recovery: epoch {epoch}, {'reply' if reply else 'sender'} pn {n:#x} in {n_bytes} B"
+        VECTOR_FIELDS[name] = {"pure_link.epoch": str(epoch), "pure_link.pn": str(n),
+                               "pure_link.by_rule": "1"}
+        out.append((name, seal(reply, epoch, n, PING if not reply else b"\x0c\x01",
+                               pn_bytes=n_bytes), ["0x0c" if reply else "0x06"], None))
     out.append(("header: reserved bit", seal(False, 1, 202, PING, flags_extra=0x40), [], "reserved_bit"))
     out.append(("header: version 2", b"\x02" + seal(False, 1, 203, PING)[1:], [], "bad_version"))
     out.append(("header: 31 B", seal(False, 1, 204, PING)[:31], [], "truncated"))
@@ -191,7 +210,8 @@ def write_keylog(path):
                     f"{secret.hex()}\n")
 
 
-FIELDS = ["pure_link.decrypted", "pure_link.frame_type", "_ws.expert.message"] + \
+FIELDS = ["pure_link.decrypted", "pure_link.frame_type", "_ws.expert.message", "pure_link.by_rule",
+          "pure_link.epoch", "pure_link.pn"] + \
     sorted({f for v in VECTOR_FIELDS.values() for f in v})
 
 
