@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,6 +141,11 @@ int pl_store_open(pl_store **out, const pl_store_config *config, char *err, size
     s->memo.fd = -1;
     struct sigaction sa;
     if (sigaction(SIGXFSZ, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) signal(SIGXFSZ, SIG_IGN);
+    struct rlimit files;  /* one descriptor per stream: up to 1,024 per input */
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
     int rc = (s->inputs = calloc(config->inputs_len, sizeof *s->inputs)) == NULL
                  ? st_err(err, err_len, -ENOMEM, "store: out of memory") : 0;
     for (size_t i = 0; rc == 0 && i < config->inputs_len; i++) {

@@ -709,8 +709,177 @@ static void memo_round_trip_endpoint(void) {
     ll_free(&n);
 }
 
+/* ---- Limits at their edges (on tmpfs: they count files and runs, not the disk) ---- */
+static int open_inputs(const char *dir, size_t count, const char *name0, const char *dir0, pl_store **out) {
+    static pl_store_input in[PL_STORE_INPUTS_MOST + 1];
+    static char names[PL_STORE_INPUTS_MOST + 1][16], dirs[PL_STORE_INPUTS_MOST + 1][300];
+    for (size_t i = 0; i < count; i++) {
+        snprintf(names[i], sizeof names[i], "i%zu", i);
+        snprintf(dirs[i], sizeof dirs[i], "%s/d/%zu", dir, i);  /* (parents made as needed) */
+        in[i] = (pl_store_input){names[i], 1, dirs[i]};
+    }
+    if (name0) in[0].name = name0;
+    if (dir0) in[0].dir = dir0;
+    pl_store_config c = {in, count, NULL, 0, 0};
+    int rc = pl_store_open(out, &c, err, sizeof err);
+    if (rc == 0) pl_store_close(*out);
+    return rc;
+}
+
+static void limits_inputs_and_names(void) {
+    const char *dir = shm_dir();
+    pl_store *s;
+    CHECK(open_inputs(dir, PL_STORE_INPUTS_MOST, NULL, NULL, &s) == 0);
+    CHECK(open_inputs(dir, PL_STORE_INPUTS_MOST + 1, NULL, NULL, &s) == -EINVAL);
+    CHECK(strstr(err, "1..256 inputs") != NULL);
+    CHECK(open_inputs(dir, 0, NULL, NULL, &s) == -EINVAL);
+    char name[PURE_LINK_NAME_MOST + 2];
+    memset(name, 'n', sizeof name - 1);
+    name[PURE_LINK_NAME_MOST] = 0;
+    CHECK(open_inputs(dir, 2, name, NULL, &s) == 0);        /* 64 B */
+    name[PURE_LINK_NAME_MOST] = 'n', name[PURE_LINK_NAME_MOST + 1] = 0;
+    CHECK(open_inputs(dir, 2, name, NULL, &s) == -EINVAL);  /* 65 B */
+    CHECK(strstr(err, "1..64 bytes") != NULL);
+    CHECK(open_inputs(dir, 2, "", NULL, &s) == -EINVAL);
+    CHECK(open_inputs(dir, 2, "a\nb", NULL, &s) == -EINVAL);
+    CHECK(open_inputs(dir, 2, "i1", NULL, &s) == -EINVAL);  /* named twice */
+    CHECK(strstr(err, "named twice") != NULL);
+    char other[300];
+    snprintf(other, sizeof other, "%s/d/1/", dir);
+    CHECK(open_inputs(dir, 2, NULL, other, &s) == -EINVAL);  /* the same directory, spelt otherwise */
+    CHECK(strstr(err, "share the directory") != NULL);
+    CHECK(open_inputs(dir, 1, NULL, "/proc/no/such", &s) < 0);
+    CHECK(strstr(err, "/proc/no/such") != NULL);
+
+    /* Sources: 64 bytes that all need escaping make the longest file name; 65 are refused. */
+    acks a;
+    st_notify n = notify_of(&a);
+    char src[PURE_LINK_NAME_MOST + 2];
+    memset(src, 0xff, sizeof src - 1);
+    src[PURE_LINK_NAME_MOST] = 0;
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, src, 1), 0);
+    CHECK(put(s, 0, 1, 0, &n) == 0);
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(strlen(strrchr(s->inputs[0].streams[0]->path, '/') + 1), ST_KEY_HEX + 1 + 3 * 64 + 4);
+    int answer;
+    int64_t mark;
+    src[PURE_LINK_NAME_MOST] = 'x', src[PURE_LINK_NAME_MOST + 1] = 0;
+    CHECK(st_open_stream(s, 1, 0, 1, src, "in", 7, &answer, &mark, err, sizeof err) == -EINVAL);
+    src[PURE_LINK_NAME_MOST] = 0;
+    pl_store_close(s);
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, src, 1), 1);  /* recovered under its escaped name */
+    pl_store_close(s);
+}
+
+static void limits_streams_per_input(void) {
+    const char *dir = shm_dir();
+    acks a;
+    st_notify n = notify_of(&a);
+    pl_store *s = open_store(dir, 0);
+    char src[16];
+    int answer;
+    int64_t mark;
+    for (unsigned i = 0; i < PL_STORE_STREAMS_PER_INPUT_MOST; i++) {
+        snprintf(src, sizeof src, "s%u", i);
+        CHECK_EQ_U(bind(s, 0, src, 1), 0);
+        CHECK(put(s, 0, 1, 0, &n) == 0);
+    }
+    CHECK(commit(s, &n) == 0);
+    CHECK(st_open_stream(s, 0, 0, 1, "one-more", "in", 7, &answer, &mark, err, sizeof err) == 0);
+    CHECK(answer == -1);  /* refused: the input is full */
+    pl_store_stats st;
+    pl_store_stats_get(s, &st);
+    CHECK_EQ_U(st.streams_refused, 1);
+    CHECK_EQ_U(st.fdatasyncs, PL_STORE_STREAMS_PER_INPUT_MOST);  /* one per dirty file */
+    pl_store_close(s);
+    s = open_store(dir, 0);
+    CHECK_EQ_U(s->inputs[0].streams_len, PL_STORE_STREAMS_PER_INPUT_MOST);
+    CHECK_EQ_U(bind(s, 0, "s1023", 1), 1);
+    CHECK(st_open_stream(s, 0, 0, 1, "one-more", "in", 7, &answer, &mark, err, sizeof err) == 0 && answer == -1);
+    pl_store_close(s);
+}
+
+static void limits_runs_kept(void) {
+    const char *dir = shm_dir();
+    acks a;
+    st_notify n = notify_of(&a);
+    pl_store *s = open_store(dir, 0);
+    for (uint64_t run = 1; run <= PL_STORE_RUNS_KEPT + 1; run++) {
+        CHECK_EQ_U(bind(s, 0, "runs", run), 0);
+        CHECK(put(s, 0, run, 0, &n) == 0);
+        if (run % 64 == 0) CHECK(commit(s, &n) == 0);
+    }
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(s->inputs[0].streams[0]->runs_len, PL_STORE_RUNS_KEPT);
+    CHECK_EQ_U(bind(s, 1, "runs", 2), 1);  /* kept */
+    CHECK_EQ_U(bind(s, 1, "runs", PL_STORE_RUNS_KEPT + 1), 1);
+    pl_store_close(s);
+    for (int with_index = 1; with_index >= 0; with_index--) {
+        char idx[600];
+        stream_path(idx, sizeof idx, dir, "runs", ".pli");
+        if (!with_index) CHECK(unlink(idx) == 0);  /* the whole file read: the same runs kept */
+        s = open_store(dir, 0);
+        CHECK_EQ_U(s->inputs[0].streams[0]->runs_len, PL_STORE_RUNS_KEPT);
+        CHECK_EQ_U(bind(s, 1, "runs", 2), 1);
+        CHECK_EQ_U(bind(s, 1, "runs", PL_STORE_RUNS_KEPT + 1), 1);
+        CHECK_EQ_U(bind(s, 1, "runs", 1), 0);  /* the least recent was forgotten */
+        pl_store_close(s);
+    }
+}
+
+/* ---- The checkpoint index: written past 64 MiB, installed by the next batch, trusted only
+ * when it agrees with its file (on tmpfs: 70 MiB of records) ---- */
+static void index_checkpoint(void) {
+    const char *dir = shm_dir();
+    acks a;
+    st_notify n = notify_of(&a);
+    pl_store *s = open_store(dir, 0);
+    bind(s, 0, "big", 1);
+    size_t len = 64 * 1024;
+    uint8_t *b = malloc(len);
+    uint64_t k = 0, bytes = 0;
+    for (; bytes < PL_STORE_CHECKPOINT_BYTES; k++, bytes += ST_FRAME_BYTES + len) {
+        memset(b, (int)k, len);
+        CHECK(st_record(s, 0, 1, (int64_t)k, b, len, NULL, 0, &n, err, sizeof err) == 0);
+    }
+    char idx[600], tmp[600], path[600];
+    stream_path(idx, sizeof idx, dir, "big", ".pli");
+    stream_path(tmp, sizeof tmp, dir, "big", ".pli.tmp");
+    stream_path(path, sizeof path, dir, "big", ".plr");
+    CHECK(commit(s, &n) == 0);
+    CHECK(access(idx, F_OK) != 0 && access(tmp, F_OK) == 0);  /* written, not yet durable */
+    CHECK(pl_store_pending(s) == 1);
+    int fds[4];
+    CHECK(pl_store_commit_begin(s, fds, 4) == 1);            /* only the index's fdatasync */
+    CHECK(st_commit_end(s, 0, NULL, &n, err, sizeof err) == 0);
+    CHECK(access(idx, F_OK) == 0 && access(tmp, F_OK) != 0);  /* installed */
+    CHECK_EQ_U(s->inputs[0].streams[0]->index_end, file_size(path));
+    for (uint64_t j = k; j < k + 3; j++) CHECK(st_record(s, 0, 1, (int64_t)j, b, 10, NULL, 0, &n, err, sizeof err) == 0);
+    CHECK(commit(s, &n) == 0);
+    free(b);
+    /* Crash: no close, so the index covers k records and the file k + 3. */
+    st_stream *st = s->inputs[0].streams[0];
+    st->end_durable = st->index_end;  /* (keeps close from writing a newer index) */
+    pl_store_close(s);
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, "big", 1), k + 3);  /* the index, then the frames after it */
+    pl_store_close(s);
+    /* An index that says more than its file has is not trusted. */
+    uint64_t size = file_size(path);
+    CHECK(truncate(path, (off_t)(size - 10)) == 0);
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, "big", 1), k + 2);
+    pl_store_stats ss;
+    pl_store_stats_get(s, &ss);
+    CHECK_EQ_U(ss.bytes_cut, ST_FRAME_BYTES);
+    pl_store_close(s);
+}
+
 TEST_MAIN(TEST_CASE(append_commit_reopen), TEST_CASE(torn_tail_every_offset), TEST_CASE(fsync_failure_never_claimed),
           TEST_CASE(rebind_on_other_handle), TEST_CASE(refusals_counted), TEST_CASE(kill9_mid_append_and_commit),
           TEST_CASE(efbig_rlimit_fsize), TEST_CASE(enospc_small_tmpfs), TEST_CASE(file_bound_edge),
           TEST_CASE(e2e_receiver_crash_restart), TEST_CASE(e2e_receiver_power_loss_restart),
-          TEST_CASE(memo_round_trip_endpoint))
+          TEST_CASE(memo_round_trip_endpoint), TEST_CASE(limits_inputs_and_names), TEST_CASE(limits_streams_per_input),
+          TEST_CASE(limits_runs_kept), TEST_CASE(index_checkpoint))
