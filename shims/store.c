@@ -96,6 +96,7 @@ static int input_recover(pl_store *s, st_input *in, char *err, size_t err_len) {
 }
 
 static int input_open(pl_store *s, st_input *in, const pl_store_input *cfg, char *err, size_t err_len) {
+    in->dir_fd = -1;  /* (closed by pl_store_close even when this fails early) */
     size_t len = cfg->name ? strlen(cfg->name) : 0;
     if (len < 1 || len > PURE_LINK_NAME_MOST || strchr(cfg->name, '\n') != NULL)
         return st_err(err, err_len, -EINVAL, "store: input name \"%s\" must be 1..%u bytes without a newline",
@@ -104,7 +105,6 @@ static int input_open(pl_store *s, st_input *in, const pl_store_input *cfg, char
         return st_err(err, err_len, -EINVAL, "store: input %s has no directory", cfg->name);
     memcpy(in->name, cfg->name, len + 1);
     in->shape = cfg->shape;
-    in->dir_fd = -1;
     if ((in->dir = strdup(cfg->dir)) == NULL) return st_err(err, err_len, -ENOMEM, "store: out of memory");
     in->streams = calloc(PL_STORE_STREAMS_PER_INPUT_MOST, sizeof *in->streams);
     if (in->streams == NULL) return st_err(err, err_len, -ENOMEM, "store: out of memory");

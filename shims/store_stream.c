@@ -170,10 +170,11 @@ static int scan(st_stream *st, uint64_t from, uint64_t size, uint64_t *good, cha
         for (size_t n; rc == 0 && (n = st_frame_check(buf + at, want - at, &f)) > 0; at += n)
             apply_frame(st, &f, pos + at + n, err, err_len, &rc);
         if (rc != 0) break;
+        pos += at;
+        if (at == want) continue;  /* ended on a frame boundary: read on */
         need = frame_claims(buf + at, want - at);
-        if (need <= want - at || pos + at + need > size) { pos += at; break; }  /* torn here */
-        pos += at;  /* a whole frame that did not fit: read again from it */
-        if (need > cap) {
+        if (need <= want - at || pos + need > size) break;  /* torn here */
+        if (need > cap) {  /* a whole frame that did not fit: read again from it */
             uint8_t *bigger = realloc(buf, need);
             if (bigger == NULL) { rc = st_err(err, err_len, -ENOMEM, "%s: out of memory", st->path); break; }
             buf = bigger, cap = need;

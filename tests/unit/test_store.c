@@ -877,9 +877,41 @@ static void index_checkpoint(void) {
     pl_store_close(s);
 }
 
+/* ---- A whole read of a file: frames that end exactly where a read of 1 MiB ends, that
+ * straddle one, and one larger than the reader's buffer (on tmpfs: 20 MiB) ---- */
+static void whole_read_across_buffer_edges(void) {
+    const char *dir = shm_dir();
+    acks a;
+    st_notify n = notify_of(&a);
+    pl_store *s = open_store(dir, 0);
+    bind(s, 0, "edges", 1);
+    const size_t mib = 1u << 20;
+    size_t lens[5] = {mib - ST_HEADER_BYTES - ST_FRAME_BYTES,  /* ends at exactly 1 MiB */
+                      mib / 2, mib, PURE_LINK_RECORD_MOST, 3};  /* straddles 2 MiB; bigger than a read */
+    uint8_t *b = malloc(PURE_LINK_RECORD_MOST);
+    for (int k = 0; k < 5; k++) {
+        memset(b, k + 1, lens[k]);
+        CHECK(st_record(s, 0, 1, k, b, lens[k], NULL, 0, &n, err, sizeof err) == 0);
+    }
+    free(b);
+    CHECK(commit(s, &n) == 0);
+    st_stream *st = s->inputs[0].streams[0];
+    st->end_durable = st->index_end;  /* (no index at close: the next open reads it all) */
+    pl_store_close(s);
+    char idx[600];
+    stream_path(idx, sizeof idx, dir, "edges", ".pli");
+    CHECK(access(idx, F_OK) != 0);
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, "edges", 1), 5);
+    pl_store_stats ss;
+    pl_store_stats_get(s, &ss);
+    CHECK_EQ_U(ss.bytes_cut, 0);
+    pl_store_close(s);
+}
+
 TEST_MAIN(TEST_CASE(append_commit_reopen), TEST_CASE(torn_tail_every_offset), TEST_CASE(fsync_failure_never_claimed),
           TEST_CASE(rebind_on_other_handle), TEST_CASE(refusals_counted), TEST_CASE(kill9_mid_append_and_commit),
           TEST_CASE(efbig_rlimit_fsize), TEST_CASE(enospc_small_tmpfs), TEST_CASE(file_bound_edge),
           TEST_CASE(e2e_receiver_crash_restart), TEST_CASE(e2e_receiver_power_loss_restart),
           TEST_CASE(memo_round_trip_endpoint), TEST_CASE(limits_inputs_and_names), TEST_CASE(limits_streams_per_input),
-          TEST_CASE(limits_runs_kept), TEST_CASE(index_checkpoint))
+          TEST_CASE(limits_runs_kept), TEST_CASE(index_checkpoint), TEST_CASE(whole_read_across_buffer_edges))
