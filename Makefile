@@ -87,7 +87,7 @@ $(B)/pure-link: shims/main.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 $(B)/tests/%: tests/unit/%.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread
+	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread -luring
 
 # The io_uring driver's own test and benchmark: they link its object and liburing.
 $(B)/tests/test_uring: tests/unit/test_uring.c $(B)/shims/uring.o $(LIB_A) $(HEADERS)

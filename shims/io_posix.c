@@ -328,13 +328,14 @@ static int io_watch(pl_io *io, int fd) {
     return 0;
 }
 
-static int io_local(pl_io *io, pure_link_addr *out) {
-    posix_io *p = (posix_io *)io;
+int pl_udp_local(int fd, pure_link_addr *out) {
     struct sockaddr_storage ss;
     socklen_t len = sizeof ss;
-    if (getsockname(p->fd, (struct sockaddr *)&ss, &len) != 0) return -errno;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) return -errno;
     return pl_addr_from_sockaddr((struct sockaddr *)&ss, out) == 0 ? 0 : -EAFNOSUPPORT;
 }
+
+static int io_local(pl_io *io, pure_link_addr *out) { return pl_udp_local(((posix_io *)io)->fd, out); }
 
 static void io_close(pl_io *io) {
     posix_io *p = (posix_io *)io;

@@ -5,7 +5,8 @@
  * not know which kernel interface carries the datagrams.  pl_io_posix_open() builds the
  * POSIX one: epoll, recvmmsg/sendmmsg, UDP GSO (UDP_SEGMENT) on send and UDP GRO on receive
  * where the kernel has them (falling back to one datagram per message when it does not),
- * and a sync thread for fdatasync.
+ * and a sync thread for fdatasync.  pl_io_uring_open() builds one over io_uring
+ * (pl_uring.h), where the fdatasync calls are operations of the ring.
  *
  * Ownership: the backend owns its socket, its buffers and its thread; pl_dgram pointers it
  * hands out stay valid until the next call of the same operation.  Threads: every
@@ -101,12 +102,18 @@ typedef struct pl_io_options {
  * (e.g. "bind 127.0.0.1:4433: Address already in use"); the caller closes it with
  * (*out)->ops->close(*out). */
 int pl_io_posix_open(pl_io **out, const pl_io_options *options, char *err, size_t err_len);
+/* Opens the io_uring backend (shims/pl_uring.h under it) the same way; where the kernel or
+ * a container refuses io_uring, or lacks what it needs, it fails with one line saying so
+ * (e.g. "io_uring: refused: /proc/sys/kernel/io_uring_disabled is 2 (EPERM)"). */
+int pl_io_uring_open(pl_io **out, const pl_io_options *options, char *err, size_t err_len);
 
 /* The socket under every backend: UDP, non-blocking, bound to options->bind ([::] takes
  * IPv4 too), 4 MiB buffers asked for, UDP_GRO on when options->gro and the kernel has it
  * (*gro says).  Returns 0 with the descriptor in *fd (the caller closes it), or a negative
  * errno with one line in err. */
 int pl_udp_open(const pl_io_options *options, int *fd, int *gro, char *err, size_t err_len);
+/* The socket's local address into *out: 0 or a negative errno. */
+int pl_udp_local(int fd, pure_link_addr *out);
 
 /* ---- addresses: a pure_link_addr holds a struct sockaddr_in or sockaddr_in6 ---- */
 

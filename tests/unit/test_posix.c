@@ -1,5 +1,6 @@
 /* test_posix.c: the POSIX shim end to end on loopback: a sender and a receiver endpoint,
- * each in its own pl_driver loop and thread over real UDP sockets (pl_io_posix_open).
+ * each in its own pl_driver loop and thread over real UDP sockets (pl_io_posix_open); and
+ * the same cases over the io_uring backend (pl_io_uring_open), as NAME_uring.
  * The receiving host here keeps records in memory and calls pure_link_stored at once, so
  * that the driver and the backend are tested alone (the store has its own tests and the
  * tool's tests run the whole). */
@@ -54,11 +55,21 @@ static pure_link *endpoint(node *n, unsigned char tag) {
     return n->pl;
 }
 
+/* The backend under test: every case runs over POSIX, and again over io_uring as NAME_uring
+ * (the same behaviour is asked of both). */
+typedef int (*io_open_fn)(pl_io **out, const pl_io_options *options, char *err, size_t err_len);
+static io_open_fn io_open = pl_io_posix_open;
+#define ALSO_ON_URING(name) \
+    static void name##_uring(void) { io_open = pl_io_uring_open; name(); }
+
 static void open_io(node *n, const char *bind, int offload) {
     pl_io_options o = {.gso = offload, .gro = offload};
     char err[256];
     CHECK(pl_addr_parse(bind, &o.bind, err, sizeof err) == 0);
-    CHECK(pl_io_posix_open(&n->io, &o, err, sizeof err) == 0);
+    int r = io_open(&n->io, &o, err, sizeof err);
+    if (r != 0) fprintf(stderr, "  %s\n", err);
+    CHECK(r == 0);
+    CHECK(strcmp(n->io->ops->name, io_open == pl_io_posix_open ? "posix" : "uring") == 0);
 }
 
 /* ---- the sending host ---- */
@@ -252,12 +263,21 @@ static void address_in_use_is_one_line(void) {
     pl_addr_format(&at, text, sizeof text);
     pl_io_options o = {.gso = 1, .gro = 1};
     CHECK(pl_addr_parse(text, &o.bind, err, sizeof err) == 0);
-    CHECK(pl_io_posix_open(&b.io, &o, err, sizeof err) == -EADDRINUSE);
+    CHECK(io_open(&b.io, &o, err, sizeof err) == -EADDRINUSE);
     fprintf(stderr, "  %s\n", err);
     CHECK(strstr(err, "Address already in use") != NULL && strchr(err, '\n') == NULL);
     a.io->ops->close(a.io);
 }
 
+ALSO_ON_URING(ipv4_with_gso_and_gro_exactly_once)
+ALSO_ON_URING(ipv6_without_offloads_exactly_once)
+ALSO_ON_URING(ipv4_to_a_dual_stack_receiver)
+ALSO_ON_URING(sender_port_changes_mid_transfer)
+ALSO_ON_URING(address_in_use_is_one_line)
+
 TEST_MAIN(TEST_CASE(ipv4_with_gso_and_gro_exactly_once), TEST_CASE(ipv6_without_offloads_exactly_once),
           TEST_CASE(ipv4_to_a_dual_stack_receiver), TEST_CASE(sender_port_changes_mid_transfer),
-          TEST_CASE(address_parsing_edges), TEST_CASE(address_in_use_is_one_line))
+          TEST_CASE(address_parsing_edges), TEST_CASE(address_in_use_is_one_line),
+          TEST_CASE(ipv4_with_gso_and_gro_exactly_once_uring), TEST_CASE(ipv6_without_offloads_exactly_once_uring),
+          TEST_CASE(ipv4_to_a_dual_stack_receiver_uring), TEST_CASE(sender_port_changes_mid_transfer_uring),
+          TEST_CASE(address_in_use_is_one_line_uring))
