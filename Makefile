@@ -89,11 +89,7 @@ $(B)/tests/%: tests/unit/%.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread -luring
 
-# The io_uring driver's own test and benchmark: they link its object and liburing.
-$(B)/tests/test_uring: tests/unit/test_uring.c $(B)/shims/uring.o $(LIB_A) $(HEADERS)
-	@mkdir -p $(dir $@)
-	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(B)/shims/uring.o $(LIB_A) $(LIBS) -luring
+# The io_uring driver's benchmark links its object and liburing.
 $(B)/bench/bench_uring: tests/bench/bench_uring.c $(B)/shims/uring.o $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"

@@ -106,6 +106,9 @@ int pl_io_posix_open(pl_io **out, const pl_io_options *options, char *err, size_
  * a container refuses io_uring, or lacks what it needs, it fails with one line saying so
  * (e.g. "io_uring: refused: /proc/sys/kernel/io_uring_disabled is 2 (EPERM)"). */
 int pl_io_uring_open(pl_io **out, const pl_io_options *options, char *err, size_t err_len);
+/* Opens the backend named by kind: "posix", "uring", or "auto" (io_uring, and POSIX where
+ * io_uring cannot be had).  Returns as those do; -EINVAL with one line for another name. */
+int pl_io_open(const char *kind, pl_io **out, const pl_io_options *options, char *err, size_t err_len);
 
 /* The socket under every backend: UDP, non-blocking, bound to options->bind ([::] takes
  * IPv4 too), 4 MiB buffers asked for, UDP_GRO on when options->gro and the kernel has it

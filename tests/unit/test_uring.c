@@ -1,7 +1,9 @@
 /* test_uring.c: the io_uring driver (shims/pl_uring.h) over real loopback sockets and real
  * files: batches arrive whole, GSO trains and GRO buffers split into the datagrams sent,
  * the size limit and every configuration limit at its edge, the deadline, fdatasync
- * batches and their errors, and a refused io_uring (a seccomp filter) in one line. */
+ * batches and their errors, and a refused io_uring (a seccomp filter) in one line, with
+ * the backend chosen by name falling back to POSIX.  The end-to-end cases of both
+ * backends are in test_posix.c. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "pl_io.h"
 #include "pl_uring.h"
 
 #define RECV_WITHIN_NS (10ull * 1000000000u) /* a bound that ends a broken case, never a figure */
@@ -507,7 +510,16 @@ static int refused_child(int errno_value, const char *expect) {
     char err[256] = "";
     int r = pl_uring_open(&u, fd, NULL, err, sizeof err);
     fprintf(stderr, "  %s\n", err);
-    return r == -errno_value && !u && strstr(err, expect) && !strchr(err, '\n') ? 0 : 1;
+    if (r != -errno_value || u || !strstr(err, expect) || strchr(err, '\n')) return 1;
+    /* The backends: "uring" says the same; "auto" goes on over plain sockets. */
+    pl_io_options o = { .gso = 1, .gro = 1 };
+    pl_io *io = NULL;
+    char line[256] = "";
+    if (pl_addr_parse("127.0.0.1:0", &o.bind, err, sizeof err) != 0) return 3;
+    if (pl_io_open("uring", &io, &o, line, sizeof line) != -errno_value || strcmp(line, err) != 0) return 4;
+    if (pl_io_open("auto", &io, &o, line, sizeof line) != 0 || strcmp(io->ops->name, "posix") != 0) return 5;
+    io->ops->close(io);
+    return 0;
 }
 
 static void refused(int errno_value, const char *expect) {
@@ -522,6 +534,20 @@ static void refused(int errno_value, const char *expect) {
 static void refused_by_seccomp_eperm_says_so(void) { refused(EPERM, "refused"); }
 static void missing_io_uring_enosys_says_so(void) { refused(ENOSYS, "ENOSYS"); }
 
+/* Where io_uring works "auto" takes it; a name that is none of the three is one line. */
+static void backend_by_name(void) {
+    pl_io_options o = { .gso = 1, .gro = 1 };
+    pl_io *io = NULL;
+    char err[256];
+    CHECK(pl_addr_parse("127.0.0.1:0", &o.bind, err, sizeof err) == 0);
+    CHECK(pl_io_open("auto", &io, &o, err, sizeof err) == 0 && strcmp(io->ops->name, "uring") == 0);
+    io->ops->close(io);
+    CHECK(pl_io_open("posix", &io, &o, err, sizeof err) == 0 && strcmp(io->ops->name, "posix") == 0);
+    io->ops->close(io);
+    CHECK(pl_io_open("epoll", &io, &o, err, sizeof err) == -EINVAL);
+    CHECK(strcmp(err, "--io epoll: not auto, posix or uring") == 0);
+}
+
 #define TESTS \
     TEST_CASE(ipv4_batches_arrive_whole_each_once), TEST_CASE(ipv6_batches_arrive_whole_each_once), \
     TEST_CASE(gso_and_gro_batches_arrive_whole_each_once), TEST_CASE(from_names_the_sender), \
@@ -532,5 +558,6 @@ static void missing_io_uring_enosys_says_so(void) { refused(ENOSYS, "ENOSYS"); }
     TEST_CASE(ring_runs_on_another_thread_than_its_opener), TEST_CASE(config_limits_at_their_edges), \
     TEST_CASE(wait_keeps_the_deadline), TEST_CASE(fdatasync_batch_ends_once), \
     TEST_CASE(fdatasync_error_fails_the_batch), TEST_CASE(fdatasync_batch_limit_at_its_edge), \
-    TEST_CASE(refused_by_seccomp_eperm_says_so), TEST_CASE(missing_io_uring_enosys_says_so)
+    TEST_CASE(refused_by_seccomp_eperm_says_so), TEST_CASE(missing_io_uring_enosys_says_so), \
+    TEST_CASE(backend_by_name)
 TEST_MAIN(TESTS)
