@@ -6,21 +6,60 @@
 
 #include "store_internal.h"
 
-/* ---- CRC32C (Castagnoli, reflected 0x82f63b78): the SSE4.2 instruction where the CPU has
- * it (about 8 B a cycle), else slicing-by-8 tables built once. ---- */
+/* ---- CRC32C (Castagnoli, reflected 0x82f63b78).  Where the CPU has SSE4.2, three
+ * independent runs of its crc32 instruction over three parts of a block, joined by
+ * "append n zero bytes" operators (the crc is linear), keep its pipeline full: about three
+ * times one run's speed.  Else slicing-by-8 tables.  Tables are built once. ---- */
+
+#define CRC_POLY 0x82f63b78u
+#define CRC_LONG 8192u  /* bytes of each of three parts, large blocks */
+#define CRC_SHORT 256u  /* ... small blocks */
 
 static uint32_t crc_table[8][256];
+static uint32_t crc_long[4][256], crc_short[4][256];  /* the zero operators as byte tables */
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 static int crc_hw;
+
+/* 32x32 matrices over GF(2), one column a word. */
+static uint32_t gf2_apply(const uint32_t m[32], uint32_t v) {
+    uint32_t r = 0;
+    for (int i = 0; v; i++, v >>= 1)
+        if (v & 1) r ^= m[i];
+    return r;
+}
+static void gf2_mul(uint32_t out[32], const uint32_t a[32], const uint32_t b[32]) {
+    uint32_t t[32];
+    for (int i = 0; i < 32; i++) t[i] = gf2_apply(a, b[i]);
+    memcpy(out, t, sizeof t);
+}
+
+/* The tables of "run n zero bytes through the register". */
+static void crc_zeros(uint32_t tab[4][256], size_t n) {
+    uint32_t base[32], op[32];
+    base[0] = CRC_POLY;  /* one zero bit */
+    for (int i = 1; i < 32; i++) base[i] = 1u << (i - 1);
+    for (int k = 0; k < 3; k++) gf2_mul(base, base, base);  /* one zero byte */
+    for (int i = 0; i < 32; i++) op[i] = 1u << i;
+    for (; n; n >>= 1, gf2_mul(base, base, base))
+        if (n & 1) gf2_mul(op, base, op);
+    for (int k = 0; k < 4; k++)
+        for (uint32_t b = 0; b < 256; b++) tab[k][b] = gf2_apply(op, b << (8 * k));
+}
+
+static uint32_t crc_shift(const uint32_t tab[4][256], uint32_t c) {
+    return tab[0][c & 0xff] ^ tab[1][(c >> 8) & 0xff] ^ tab[2][(c >> 16) & 0xff] ^ tab[3][c >> 24];
+}
 
 static void crc_init(void) {
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ CRC_POLY : c >> 1;
         crc_table[0][i] = c;
     }
     for (uint32_t i = 0; i < 256; i++)
         for (int t = 1; t < 8; t++) crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
+    crc_zeros(crc_long, CRC_LONG);
+    crc_zeros(crc_short, CRC_SHORT);
 #if defined(__x86_64__)
     __builtin_cpu_init();
     crc_hw = __builtin_cpu_supports("sse4.2");
@@ -42,14 +81,31 @@ static uint32_t crc_soft(uint32_t c, const uint8_t *p, size_t len) {
 }
 
 #if defined(__x86_64__)
+static uint64_t load64(const uint8_t *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+/* Three runs over [p, p + part), [p + part, ...), [p + 2 part, ...), joined. */
+__attribute__((target("sse4.2"))) static uint64_t crc_three(uint64_t c0, const uint8_t *p, size_t part,
+                                                             const uint32_t tab[4][256]) {
+    uint64_t c1 = 0, c2 = 0;
+    for (const uint8_t *end = p + part; p < end; p += 8) {
+        c0 = __builtin_ia32_crc32di(c0, load64(p));
+        c1 = __builtin_ia32_crc32di(c1, load64(p + part));
+        c2 = __builtin_ia32_crc32di(c2, load64(p + 2 * part));
+    }
+    c0 = crc_shift(tab, (uint32_t)c0) ^ c1;
+    return crc_shift(tab, (uint32_t)c0) ^ c2;
+}
+
 __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t c, const uint8_t *p, size_t len) {
     uint64_t c64 = c;
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        c64 = __builtin_ia32_crc32di(c64, w);
-        p += 8, len -= 8;
-    }
+    for (; len >= 3 * CRC_LONG; p += 3 * CRC_LONG, len -= 3 * CRC_LONG) c64 = crc_three(c64, p, CRC_LONG, crc_long);
+    for (; len >= 3 * CRC_SHORT; p += 3 * CRC_SHORT, len -= 3 * CRC_SHORT)
+        c64 = crc_three(c64, p, CRC_SHORT, crc_short);
+    for (; len >= 8; p += 8, len -= 8) c64 = __builtin_ia32_crc32di(c64, load64(p));
     c = (uint32_t)c64;
     while (len--) c = __builtin_ia32_crc32qi(c, *p++);
     return c;
@@ -58,11 +114,15 @@ __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t c, const ui
 
 uint32_t st_crc32c(uint32_t crc, const void *data, size_t len) {
     pthread_once(&crc_once, crc_init);
-    uint32_t c = ~crc;
 #if defined(__x86_64__)
-    if (crc_hw) return ~crc_sse42(c, data, len);
+    if (crc_hw) return ~crc_sse42(~crc, data, len);
 #endif
-    return ~crc_soft(c, data, len);
+    return ~crc_soft(~crc, data, len);
+}
+
+uint32_t st_crc32c_portable(uint32_t crc, const void *data, size_t len) {
+    pthread_once(&crc_once, crc_init);
+    return ~crc_soft(~crc, data, len);
 }
 
 static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }

@@ -24,6 +24,7 @@
 #define ST_FILE_NAME_MOST (ST_KEY_HEX + 1 + 3 * PURE_LINK_NAME_MOST + 8 + 1)
 
 uint32_t st_crc32c(uint32_t crc, const void *data, size_t len);
+uint32_t st_crc32c_portable(uint32_t crc, const void *data, size_t len); /* the table path only */
 
 typedef struct st_header {
     uint8_t key[32];

@@ -178,6 +178,26 @@ static uint64_t file_size(const char *path) {
     return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 }
 
+/* ---- CRC32C: the check value, the three-lane path equal to the tables at every length
+ * around its block edges, and chaining ---- */
+static void crc32c_paths_agree(void) {
+    CHECK_EQ_U(st_crc32c(0, "123456789", 9), 0xe3069283u);  /* the CRC-32C check value */
+    CHECK_EQ_U(st_crc32c_portable(0, "123456789", 9), 0xe3069283u);
+    size_t most = 3 * 8192 * 2 + 3 * 256 + 64;
+    uint8_t *b = malloc(most + 8);
+    rec_fill(b, most + 8, 1, 2);
+    size_t edges[] = {0, 1, 7, 8, 9, 3 * 256 - 1, 3 * 256, 3 * 256 + 1, 3 * 8192 - 1, 3 * 8192, 3 * 8192 + 9, most};
+    for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++)
+        for (size_t off = 0; off < 8; off++) {
+            size_t len = edges[e];
+            uint32_t c = st_crc32c(0, b + off, len);
+            CHECK_EQ_U(c, st_crc32c_portable(0, b + off, len));
+            size_t cut = len / 3;
+            CHECK_EQ_U(st_crc32c(st_crc32c(0, b + off, cut), b + off + cut, len - cut), c);
+        }
+    free(b);
+}
+
 /* ---- Append, commit, reopen ---- */
 static void append_commit_reopen(void) {
     const char *dir = tmp_dir(NULL);
@@ -909,7 +929,7 @@ static void whole_read_across_buffer_edges(void) {
     pl_store_close(s);
 }
 
-TEST_MAIN(TEST_CASE(append_commit_reopen), TEST_CASE(torn_tail_every_offset), TEST_CASE(fsync_failure_never_claimed),
+TEST_MAIN(TEST_CASE(crc32c_paths_agree), TEST_CASE(append_commit_reopen), TEST_CASE(torn_tail_every_offset), TEST_CASE(fsync_failure_never_claimed),
           TEST_CASE(rebind_on_other_handle), TEST_CASE(refusals_counted), TEST_CASE(kill9_mid_append_and_commit),
           TEST_CASE(efbig_rlimit_fsize), TEST_CASE(enospc_small_tmpfs), TEST_CASE(file_bound_edge),
           TEST_CASE(e2e_receiver_crash_restart), TEST_CASE(e2e_receiver_power_loss_restart),
