@@ -13,6 +13,7 @@ command -v make >/dev/null 2>&1   || need="$need make"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 python3 -c 'import cryptography' >/dev/null 2>&1 || need="$need python3-cryptography"
+command -v gnuplot >/dev/null 2>&1 || need="$need gnuplot-nox"   # pure-link-sim plot, m6/sweep --plot
 # `deps.sh wireshark`: what the Wireshark dissector (tools/wireshark/) and its test need.
 if [ "${1:-}" = wireshark ]; then
   need=""

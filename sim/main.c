@@ -2,6 +2,8 @@
  *
  *   pure-link-sim SCENARIO [--seed N] [--trace FILE] [--json] [--pcap FILE] [--keylog FILE]
  *                 [--quiet] [--set 'KEY: VALUE']...
+ *   pure-link-sim m6|share|credit|sweep [--seeds N] [--cc NAME] [--json] ...   (sim_experiment.h)
+ *   pure-link-sim plot TRACE [--out PREFIX]
  *
  * Without --json: a progress line per virtual second, then a summary in words.  With
  * --json: the last line printed is one JSON object (keys in sim/README.md).  The wall
@@ -11,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sim_experiment.h"
 #include "sim_scenario.h"
 #include "sim_value.h"
 #include "sim_world.h"
@@ -29,7 +32,10 @@ static void usage(FILE *f) {
             "  --keylog FILE  write each epoch's secret (PURE_LINK_EPOCH lines)\n"
             "  --quiet        no progress lines or logs\n"
             "  --realtime     print progress lines at the pace of virtual time (to watch a run)\n"
-            "  --set 'K: V'   a scenario line appended after the file (repeatable)\n");
+            "  --set 'K: V'   a scenario line appended after the file (repeatable)\n"
+            "       pure-link-sim m6|share|credit|sweep [--seeds N] [--seed S] [--cc bbr|cubic|newreno]\n"
+            "                     [--json] [--jobs N] [--duration D] [--from D] [--plot PREFIX] [--csv FILE]\n"
+            "       pure-link-sim plot TRACE [--out PREFIX]   (sim/README.md, \"Experiments\")\n");
 }
 
 static double wall_now(void) {
@@ -69,6 +75,10 @@ int main(int argc, char **argv) {
     int json = 0, quiet = 0;
     sim_options opt;
     memset(&opt, 0, sizeof opt);
+    if (argc > 1) {
+        int rc = sim_experiment_main(argc - 1, argv + 1);
+        if (rc >= 0) return rc;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;

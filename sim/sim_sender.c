@@ -190,6 +190,7 @@ void sim_link_on_start(sim_world *w, sim_link *l) {
     trace_link(w, l, "app:link_start");
     sim_trace_str(&w->trace, "input", l->spec->input);
     sim_trace_u64(&w->trace, "shape", l->spec->shape);
+    sim_trace_u64(&w->trace, "record_bytes", l->spec->record_bytes); /* goodput from records_stored */
     sim_trace_end(&w->trace);
     if (l->spec->mode == SIM_MODE_PACED) schedule_write(w, l, 0);
     sim_link_open(w, l);

@@ -282,6 +282,7 @@ static void sample_metrics(sim_world *w) {
         sim_trace_u64(&w->trace, "pacing_rate_bytes_per_s", s.pacing_rate_bytes_per_s);
         sim_trace_u64(&w->trace, "packets_sent", s.packets_sent);
         sim_trace_u64(&w->trace, "packets_lost", s.packets_lost);
+        sim_trace_u64(&w->trace, "packets_retransmitted", s.packets_retransmitted);
         sim_trace_u64(&w->trace, "records_stored", s.records_stored);
         sim_trace_end(&w->trace);
     }
