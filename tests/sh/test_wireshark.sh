@@ -12,7 +12,7 @@ plugin=build/wireshark/pure_link.so
 command -v tshark >/dev/null 2>&1 || { echo "tshark missing: sh scripts/deps.sh wireshark"; exit 1; }
 
 dir=$(mktemp -d /tmp/pl-wireshark.XXXXXX)
-trap 'rm -rf "$dir"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 version=$(pkg-config --modversion wireshark | cut -d. -f1,2)
 mkdir -p "$dir/home/.local/lib/wireshark/plugins/$version/epan" "$dir/out"
 cp "$plugin" "$dir/home/.local/lib/wireshark/plugins/$version/epan/"
@@ -57,26 +57,37 @@ echo "ok   tshark -V shows the decrypted frames by name"
 # A real transfer on loopback, captured by tshark with a port filter: the core's sender
 # (build/interop_sender, real UDP sockets) to the independent receiver of tests/interop/,
 # which writes the key log.  Capturing needs root.
+start_capture() {   # PORT FILE: tshark on lo with a port filter, until stop_capture
+  : > "$2.log"
+  timeout 60 tshark -i lo -B 64 -f "udp port $1" -w "$2" > "$2.log" 2>&1 &
+  cap=$!
+  i=0; until grep -q 'Capturing on' "$2.log"; do
+    i=$((i + 1)); [ $i -le 200 ] || { echo "FAIL: tshark does not capture"; exit 1; }; sleep 0.05
+  done
+  sleep 1   # "Capturing on" comes a little before the filter passes packets
+}
+stop_capture() {
+  sleep 0.2; kill -INT $cap; wait $cap || true
+}
+wait_bound() {     # PORT: until a socket is bound to it (/proc/net/udp)
+  hex=$(printf '%04X' "$1"); i=0
+  until grep -q ":$hex " /proc/net/udp; do
+    i=$((i + 1)); [ $i -le 200 ] || { echo "FAIL: nothing binds port $1"; exit 1; }; sleep 0.05
+  done
+}
 loopback_transfer() {
   records=200
   keys=$(build/interop_sender keys 7)
   port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  timeout 30 tshark -i lo -f "udp port $port" -w "$dir/out/lo.pcapng" > "$dir/out/capture.log" 2>&1 &
-  cap=$!
-  i=0; until grep -q 'Capturing on' "$dir/out/capture.log"; do
-    i=$((i + 1)); [ $i -le 100 ] || { echo "FAIL: tshark does not capture"; exit 1; }; sleep 0.05
-  done
+  start_capture "$port" "$dir/out/lo.pcapng"
   timeout 30 python3 tests/interop/receiver.py --port "$port" --secret "${keys% *}" \
     --peer "${keys#* }" --records $records --out "$dir/out/r.json" --timeout 20 \
     --keylog "$dir/out/lo.keys" > "$dir/out/receiver.log" 2>&1 &
   rx=$!
-  hex=$(printf '%04X' "$port"); i=0   # the receiver is bound: its port is in /proc/net/udp
-  until grep -q ":$hex " /proc/net/udp; do
-    i=$((i + 1)); [ $i -le 200 ] || { echo "FAIL: the receiver does not bind"; exit 1; }; sleep 0.05
-  done
+  wait_bound "$port"
   timeout 30 build/interop_sender send 7 "$port" $records > "$dir/out/sender.log"
   wait $rx
-  sleep 0.2; kill -INT $cap; wait $cap || true
+  stop_capture
   chmod a+r "$dir/out/lo.pcapng" "$dir/out/lo.keys"
   (cd /tmp && $tshark -n -r "$dir/out/lo.pcapng" -o "pure_link.keylog:$dir/out/lo.keys" \
     -T fields -e pure_link.decrypted -e pure_link.flags.r -e pure_link.stored.stored \
@@ -97,13 +108,62 @@ assert sender >= r["packets_opened"], "the capture holds every packet the receiv
 assert stored == want == r["records_stored"], "STORED reports every record"
 PY
 }
-if [ "$(id -u)" = 0 ]; then
-  loopback_transfer
-else
-  echo "skipped: a loopback capture (capturing needs root)"
+# The pure-link tool on loopback: 2,000 records of 1 KiB, both ends writing the key log,
+# the sender's datagrams in UDP GSO buffers (tshark on lo sees each buffer as one frame).
+# Every datagram decrypts and the counts are the tool's own statistics.
+tool_transfer() {
+  t=$tool; d=$dir/tool; mkdir -p "$d"
+  $t keygen "$d/recv.key" > "$d/recv.pub"
+  $t keygen "$d/send.key" > "$d/send.pub"
+  printf 'peer %s *\ninput logs 1 %s\n' "$(cat "$d/send.pub")" "$d/store" > "$d/recv.conf"
+  port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  start_capture "$port" "$d/tool.pcapng"
+  timeout 60 $t recv --key "$d/recv.key" --config "$d/recv.conf" --listen "127.0.0.1:$port" \
+    --keylog "$d/recv.keys" --stats="$d/recv.json" > "$d/recv.log" 2>&1 &
+  rx=$!
+  wait_bound "$port"
+  timeout 30 $t send --key "$d/send.key" --to "127.0.0.1:$port" --peer "$(cat "$d/recv.pub")" \
+    --input logs --shape 1 --generate 2000 --size 1KiB --keylog "$d/send.keys" \
+    --stats="$d/send.json" --no-progress --deadline 20s
+  kill -INT $rx; wait $rx
+  stop_capture
+  cat "$d/send.keys" "$d/recv.keys" > "$d/keys.log"
+  chmod -R a+rX "$d"
+  (cd /tmp && $tshark -n -r "$d/tool.pcapng" -o "pure_link.keylog:$d/keys.log" \
+    -T fields -e pure_link.decrypted -e pure_link.flags.r -e pure_link.stored.stored \
+    -E occurrence=a -E aggregator=,) > "$d/tool.tsv"
+  python3 - "$d/tool.tsv" "$d/send.json" "$d/recv.json" <<'PY'
+import json, sys
+opened = sender = replies = 0
+stored = 0
+for line in open(sys.argv[1]):
+    dec, r, st = (line.rstrip("\n").split("\t") + ["", "", ""])[:3]
+    for d, rr in zip(dec.split(","), r.split(",")):
+        if not d:
+            continue
+        opened += d == "1"
+        sender += rr == "0"
+        replies += rr == "1"
+    stored = max([stored] + [int(v) for v in st.split(",") if v])
+send = json.load(open(sys.argv[2]))["endpoint"]
+recv = json.load(open(sys.argv[3]))["endpoint"]
+print(f"ok   pure-link tool: {sender} sender datagrams (the sender's packets_sent "
+      f"{send['packets_sent']}), {replies} replies (the receiver's {recv['packets_sent']}), "
+      f"{opened} decrypted, highest STORED {stored}")
+assert opened == sender + replies, "every datagram decrypts"
+assert sender == send["packets_sent"] and replies == recv["packets_sent"], "datagram counts"
+assert stored == 2000 == send["records_stored"], "STORED reports every record"
+PY
+}
+
+if [ "$(id -u)" != 0 ]; then
+  echo "skipped: the loopback captures (capturing needs root)"
+  exit 0
 fi
-if [ -x build/pure-link ]; then
-  echo "skipped: a capture of build/pure-link on loopback (not wired into this test yet)"
+loopback_transfer
+tool=${PURE_LINK_TOOL:-build/pure-link}
+if [ -x "$tool" ]; then
+  tool_transfer
 else
-  echo "skipped: a capture of the real tool on loopback (build/pure-link is not built)"
+  echo "skipped: a capture of the pure-link tool on loopback (build/pure-link is not built)"
 fi

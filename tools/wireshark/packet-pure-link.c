@@ -22,7 +22,8 @@ static int hf_version = -1, hf_flags = -1, hf_flag_r = -1, hf_flag_reserved = -1
     hf_pn_truncated = -1, hf_pn = -1, hf_epoch = -1, hf_decrypted = -1, hf_by_rule = -1,
     hf_keylog_line = -1, hf_ciphertext = -1, hf_tag = -1;
 static int ett_pl = -1, ett_flags = -1, ett_payload = -1;
-static expert_field ei_header = EI_INIT, ei_not_opened = EI_INIT, ei_fallback = EI_INIT;
+static expert_field ei_header = EI_INIT, ei_not_opened = EI_INIT, ei_fallback = EI_INIT,
+    ei_gso = EI_INIT;
 static const char *pref_keylog = "";
 static dissector_handle_t pl_handle;
 
@@ -114,27 +115,33 @@ static void payload_tree(tvbuff_t *tvb, packet_info *pinfo, proto_tree *t, const
     pl_frames_dissect(plain, pinfo, proto_item_add_subtree(pi, ett_payload), h);
 }
 
-static const pl_opened *opened_of(tvbuff_t *tvb, packet_info *pinfo, const pl_header *h)
+/* `index`: the datagram's place in its frame (several in a UDP GSO buffer). */
+static const pl_opened *opened_of(tvbuff_t *tvb, packet_info *pinfo, const pl_header *h,
+                                  guint32 index)
 {
-    pl_opened *o = p_get_proto_data(wmem_file_scope(), pinfo, proto_pl, 0);
+    pl_opened *o = p_get_proto_data(wmem_file_scope(), pinfo, proto_pl, index);
     if (!o && !PINFO_FD_VISITED(pinfo)) {
         if (!h->reply)                   /* a LOST may name it, opened or not */
             pl_sent_note(h->run, tvb_get_ptr(tvb, tvb_reported_length(tvb) - PL_TAG_BYTES,
                                              PL_LOST_TAG_BYTES), pinfo->num);
         o = pl_open_packet(tvb, h, pref_keylog);
-        p_add_proto_data(wmem_file_scope(), pinfo, proto_pl, 0, o);
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_pl, index, o);
     }
     if (!o)
         o = wmem_new0(pinfo->pool, pl_opened);
     return o;
 }
 
-static void info_column(packet_info *pinfo, const pl_header *h, const pl_opened *o)
+static void info_column(packet_info *pinfo, const pl_header *h, const pl_opened *o,
+                        guint32 index)
 {
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "pure-link");
-    col_clear(pinfo->cinfo, COL_INFO);
-    col_add_fstr(pinfo->cinfo, COL_INFO, "%s run %016" G_GINT64_MODIFIER "x ",
-                 h->reply ? "Reply" : "Sender", h->run);
+    if (index == 0)
+        col_clear(pinfo->cinfo, COL_INFO);
+    else
+        col_append_str(pinfo->cinfo, COL_INFO, " | ");
+    col_append_fstr(pinfo->cinfo, COL_INFO, "%s run %016" G_GINT64_MODIFIER "x ",
+                    h->reply ? "Reply" : "Sender", h->run);
     if (o->opened)
         col_append_fstr(pinfo->cinfo, COL_INFO, "epoch %u pn %" G_GUINT64_FORMAT ":",
                         o->epoch, o->pn);
@@ -144,9 +151,9 @@ static void info_column(packet_info *pinfo, const pl_header *h, const pl_opened 
     col_set_fence(pinfo->cinfo, COL_INFO);
 }
 
-static int dissect_pl(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+/* One datagram: its header, the open, its frames. */
+static void dissect_one(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, guint32 index)
 {
-    (void)data;
     pl_header h;
     const char *why;
     proto_item *ti = proto_tree_add_item(tree, proto_pl, tvb, 0, -1, ENC_NA);
@@ -155,22 +162,71 @@ static int dissect_pl(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void 
     if (!header_parse(tvb, &h, &why)) {
         col_add_fstr(pinfo->cinfo, COL_INFO, "Malformed header (%s)", why);
         expert_add_info_format(pinfo, ti, &ei_header, "Malformed header (%s)", why);
-        return tvb_captured_length(tvb);
+        return;
     }
-    const pl_opened *o = opened_of(tvb, pinfo, &h);
-    info_column(pinfo, &h, o);
+    const pl_opened *o = opened_of(tvb, pinfo, &h, index);
+    info_column(pinfo, &h, o, index);
     header_tree(tvb, t, &h);
     opened_tree(tvb, pinfo, t, &h, o);
     payload_tree(tvb, pinfo, t, &h, o);
-    return tvb_captured_length(tvb);
 }
 
-/* On any UDP port: a well-formed header whose run the key log names. */
+/* Whether a packet of the same direction and run as the one at 0 starts at `at`. */
+static gboolean same_run_at(tvbuff_t *tvb, guint at, guint len)
+{
+    guint8 flags = tvb_get_guint8(tvb, 1);
+    guint run_at = (flags & PL_FLAG_R) ? 2 : 6;
+    if (len - at < run_at + 8 || tvb_get_guint8(tvb, at) != PL_VERSION)
+        return FALSE;
+    guint8 f = tvb_get_guint8(tvb, at + 1);
+    return ((f ^ flags) & (PL_FLAG_R | PL_FLAG_RESERVED)) == 0 &&
+           tvb_get_ntoh64(tvb, at + run_at) == tvb_get_ntoh64(tvb, run_at);
+}
+
+/* A UDP GSO buffer, as a capture on loopback shows a sender that hands the kernel several
+ * datagrams in one call: segments of s bytes each (the last one up to s), every one a
+ * packet of the same run.  Returns the smallest such s, or 0 for one datagram. */
+static guint gso_segment_bytes(tvbuff_t *tvb)
+{
+    guint len = tvb_captured_length(tvb);
+    if (len <= PL_DATAGRAM_MOST || len != tvb_reported_length(tvb) ||
+        tvb_get_guint8(tvb, 0) != PL_VERSION)
+        return 0;
+    for (guint s = PL_SENDER_FIXED_BYTES + 1 + PL_FRAME_BYTES_LEAST + PL_TAG_BYTES;
+         s <= PL_DATAGRAM_MOST; s++) {
+        gboolean all = TRUE;
+        for (guint at = s; at < len && all; at += s)
+            all = same_run_at(tvb, at, len);
+        if (all)
+            return s;
+    }
+    return 0;
+}
+
+static int dissect_pl(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    (void)data;
+    guint len = tvb_captured_length(tvb);
+    guint s = gso_segment_bytes(tvb);
+    if (s == 0) {
+        dissect_one(tvb, pinfo, tree, 0);
+        return len;
+    }
+    proto_tree_add_expert_format(tree, pinfo, &ei_gso, tvb, 0, -1,
+                                 "UDP GSO buffer: %u datagrams of %u B", (len + s - 1) / s, s);
+    for (guint at = 0, i = 0; at < len; at += s, i++)
+        dissect_one(tvb_new_subset_length(tvb, at, MIN(s, len - at)), pinfo, tree, i);
+    return len;
+}
+
+/* On any UDP port: a well-formed header (or GSO buffer) whose run the key log names. */
 static gboolean dissect_pl_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
     pl_header h;
     const char *why;
-    if (!header_parse(tvb, &h, &why) || !pl_keylog_has_run(h.run))
+    guint s = gso_segment_bytes(tvb);
+    tvbuff_t *first = s ? tvb_new_subset_length(tvb, 0, s) : tvb;
+    if (!header_parse(first, &h, &why) || !pl_keylog_has_run(h.run))
         return FALSE;
     dissect_pl(tvb, pinfo, tree, data);
     return TRUE;
@@ -222,6 +278,8 @@ static void register_fields(void)
                             "No key-log secret opens this packet", EXPFILL } },
         { &ei_fallback, { "pure_link.fallback", PI_DECRYPTION, PI_NOTE,
                           "Opened with another epoch or packet number than the rule's", EXPFILL } },
+        { &ei_gso, { "pure_link.gso", PI_PROTOCOL, PI_NOTE,
+                     "A UDP GSO buffer: several datagrams in one capture frame", EXPFILL } },
     };
     proto_register_field_array(proto_pl, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
