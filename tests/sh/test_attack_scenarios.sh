@@ -7,7 +7,7 @@
 # hole removes it from the list.  Virtual time only.
 set -eu
 XFAIL=""
-sim=build/pure-link-sim
+sim=${B:-build}/pure-link-sim
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for f in sim/scenarios/attack-*.conf; do

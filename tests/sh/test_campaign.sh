@@ -4,4 +4,4 @@
 # hand over no record twice or out of order, and store all it finished sending.
 # `make campaign SEEDS=10000` runs the long one.
 set -eu
-python3 tools/campaign.py --seeds 200 --first 1 | tail -3
+PURE_LINK_SIM=${B:-build}/pure-link-sim python3 tools/campaign.py --seeds 200 --first 1 | tail -3

@@ -3,7 +3,7 @@
 # every byte checked by the receiving host, every record STORED at the sender.  Each
 # example bounds itself (60 s); timeout is a second guard.
 set -eu
-b=build/examples
+b=${B:-build}/examples
 check() { # check EXPECTED COMMAND...: the command exits 0 and prints EXPECTED
   want=$1; shift
   out=$(timeout 120 "$@") || { echo "$* failed: $out"; exit 1; }

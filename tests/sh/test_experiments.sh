@@ -4,7 +4,7 @@
 # not depend on how many worker processes ran them; the sweep's CSV has its columns; the
 # plots are SVG and PNG files (skipped, with a line that says so, only without gnuplot).
 set -eu
-sim=build/pure-link-sim
+sim=${B:-build}/pure-link-sim
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 $sim m6 --json --seeds 2 --duration 1s --jobs 2 > "$out/m6.json" 2> "$out/m6.err"

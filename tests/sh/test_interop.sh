@@ -5,7 +5,7 @@
 set -eu
 seed=7
 records=200
-keys=$(build/interop_sender keys $seed)
+keys=$(${B:-build}/interop_sender keys $seed)
 rsec=${keys% *}
 spub=${keys#* }
 port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -15,7 +15,7 @@ python3 tests/interop/receiver.py --port "$port" --secret "$rsec" --peer "$spub"
     --out "$out/r.json" --timeout 30 > "$out/receiver.log" 2>&1 &
 rpid=$!
 sleep 0.5
-if ! sent=$(build/interop_sender send $seed "$port" $records); then
+if ! sent=$(${B:-build}/interop_sender send $seed "$port" $records); then
     echo "sender: $sent"; cat "$out/receiver.log"; kill $rpid 2>/dev/null; exit 1
 fi
 wait $rpid || { echo "receiver failed"; cat "$out/receiver.log"; exit 1; }

@@ -6,7 +6,7 @@
 # epoch_rollbacks (receiver EPOCH events); and from its attacker: address changes, replays,
 # spoofed copies.  Virtual time only: nothing here depends on this machine's speed.
 set -eu
-sim=build/pure-link-sim
+sim=${B:-build}/pure-link-sim
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for f in sim/scenarios/keys-*.conf; do

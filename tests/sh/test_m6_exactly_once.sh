@@ -3,7 +3,7 @@
 # grid, 30 s of virtual time each, and the paced cases) every record handed over is handed
 # over exactly once, in order, and stored; the run ends without an error.
 set -eu
-sim=build/pure-link-sim
+sim=${B:-build}/pure-link-sim
 fail=0
 for rtt in 20 100; do
   for loss in 0 1 5; do

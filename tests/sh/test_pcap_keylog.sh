@@ -6,7 +6,7 @@ set -eu
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for conf in demo crash_restart; do
-    build/pure-link-sim sim/scenarios/$conf.conf --quiet --set 'duration: 3s' \
+    ${B:-build}/pure-link-sim sim/scenarios/$conf.conf --quiet --set 'duration: 3s' \
         --pcap "$out/$conf.pcap" --keylog "$out/$conf.keys" > "$out/$conf.log" 2>&1
     test -s "$out/$conf.pcap" && test -s "$out/$conf.keys"
     python3 tests/interop/pcap_open.py --pcap "$out/$conf.pcap" --keylog "$out/$conf.keys" --json > "$out/$conf.json" || {

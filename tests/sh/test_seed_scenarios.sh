@@ -3,7 +3,7 @@
 # simulator; their --json summaries must show the seed's figures (protocol properties in
 # virtual time, not timings of this machine).
 set -eu
-sim=build/pure-link-sim
+sim=${B:-build}/pure-link-sim
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for f in sim/scenarios/seed-*.conf; do

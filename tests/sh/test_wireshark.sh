@@ -6,9 +6,9 @@
 # spec's vectors and packets at the edges of its rules decode as wire.md says; and one -V
 # print shows decrypted frames by name.
 set -eu
-sim=build/pure-link-sim
-plugin=build/wireshark/pure_link.so
-[ -x "$sim" ] && [ -f "$plugin" ] || { echo "needs make (build/pure-link-sim, $plugin)"; exit 1; }
+sim=${B:-build}/pure-link-sim
+plugin=${B:-build}/wireshark/pure_link.so
+[ -x "$sim" ] && [ -f "$plugin" ] || { echo "needs make ($sim, $plugin)"; exit 1; }
 command -v tshark >/dev/null 2>&1 || { echo "tshark missing: sh scripts/deps.sh wireshark"; exit 1; }
 
 dir=$(mktemp -d /tmp/pl-wireshark.XXXXXX)
@@ -77,7 +77,7 @@ wait_bound() {     # PORT: until a socket is bound to it (/proc/net/udp)
 }
 loopback_transfer() {
   records=200
-  keys=$(build/interop_sender keys 7)
+  keys=$(${B:-build}/interop_sender keys 7)
   port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   start_capture "$port" "$dir/out/lo.pcapng"
   timeout 30 python3 tests/interop/receiver.py --port "$port" --secret "${keys% *}" \
@@ -85,7 +85,7 @@ loopback_transfer() {
     --keylog "$dir/out/lo.keys" > "$dir/out/receiver.log" 2>&1 &
   rx=$!
   wait_bound "$port"
-  timeout 30 build/interop_sender send 7 "$port" $records > "$dir/out/sender.log"
+  timeout 30 ${B:-build}/interop_sender send 7 "$port" $records > "$dir/out/sender.log"
   wait $rx
   stop_capture
   chmod a+r "$dir/out/lo.pcapng" "$dir/out/lo.keys"
@@ -161,9 +161,9 @@ if [ "$(id -u)" != 0 ]; then
   exit 0
 fi
 loopback_transfer
-tool=${PURE_LINK_TOOL:-build/pure-link}
+tool=${PURE_LINK_TOOL:-${B:-build}/pure-link}
 if [ -x "$tool" ]; then
   tool_transfer
 else
-  echo "skipped: a capture of the pure-link tool on loopback (build/pure-link is not built)"
+  echo "skipped: a capture of the pure-link tool on loopback (pure-link is not built)"
 fi
