@@ -38,6 +38,7 @@ SIM_BIN  := $(if $(wildcard sim/main.c),$(B)/pure-link-sim)
 TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
 
 .PHONY: all deps test demo bench install clean check-pure vectors fuzz campaign install-wireshark
+.PHONY: fuzz-long fuzz-corpus deps-fuzz test-asan
 all: deps $(LIB_A) $(LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors $(B)/packet_vectors
 
 deps:
@@ -137,19 +138,45 @@ $(B)/bench/%: tests/bench/%.c $(SIM_A) $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(SIM_A) $(LIB_A) $(LIBS)
 
-# Coverage-guided fuzzing with libFuzzer (clang).  FUZZ_RUNS executions per target.
-FUZZ_RUNS ?= 1000000
-FUZZ_FLAGS := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Icore
-$(B)/fuzz_codec: tests/fuzz/fuzz_codec.c $(CORE_SRC) $(wildcard core/*.h)
+# Coverage-guided fuzzing with libFuzzer (clang): tests/fuzz/run.sh runs every target in
+# turn from its corpus (tests/fuzz/corpus/<target>/), FUZZ_SECONDS each (make fuzz) or
+# FUZZ_RUNS executions each (make fuzz-long).  The *_aead builds run the real AES-128-GCM
+# and X25519.  make fuzz-corpus reseeds the corpora from simulator captures, minimised.
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS    ?= 10000000
+FUZZ_FLAGS := -std=c11 -g -O2 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Icore
+# The endpoint targets run the whole core, where tracing every comparison costs a third of
+# the speed; their seeds carry the values to match (fuzz_codec keeps it for the parser).
+FUZZ_PAIR_FLAGS := $(FUZZ_FLAGS) -fno-sanitize-coverage=trace-cmp
+FUZZ_NAMES := codec endpoint endpoint_aead sequence sequence_aead
+FUZZ_BIN   := $(FUZZ_NAMES:%=$(B)/fuzz_%)
+FUZZ_DEPS  := $(CORE_SRC) $(wildcard core/*.h tests/fuzz/*.h)
+$(B)/fuzz_codec: tests/fuzz/fuzz_codec.c $(FUZZ_DEPS)
 	@mkdir -p $(B)
-	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_codec.c core/varint.c core/header.c core/codec.c
-$(B)/fuzz_endpoint: tests/fuzz/fuzz_endpoint.c $(CORE_SRC) $(wildcard core/*.h)
+	@echo "  FUZZ  $@"
+	@clang $(FUZZ_FLAGS) -o $@ $< core/varint.c core/header.c core/codec.c
+$(B)/fuzz_%_aead: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(B)
-	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_endpoint.c $(CORE_SRC) $(LIBS)
-fuzz: $(B)/fuzz_codec $(B)/fuzz_endpoint
-	@mkdir -p $(B)/corpus/codec $(B)/corpus/endpoint
-	$(B)/fuzz_codec -max_len=1500 -runs=$(FUZZ_RUNS) -print_final_stats=1 $(B)/corpus/codec
-	$(B)/fuzz_endpoint -max_len=8192 -runs=$(FUZZ_RUNS) -print_final_stats=1 $(B)/corpus/endpoint
+	@echo "  FUZZ  $@"
+	@clang $(FUZZ_PAIR_FLAGS) -DFUZZ_AEAD_REAL -o $@ $< $(CORE_SRC) $(LIBS)
+$(B)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
+	@mkdir -p $(B)
+	@echo "  FUZZ  $@"
+	@clang $(FUZZ_PAIR_FLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
+fuzz: deps-fuzz $(FUZZ_BIN)
+	@sh tests/fuzz/run.sh $(B) -max_total_time=$(FUZZ_SECONDS)
+fuzz-long: deps-fuzz $(FUZZ_BIN)
+	@sh tests/fuzz/run.sh $(B) -runs=$(FUZZ_RUNS)
+fuzz-corpus: all deps-fuzz $(FUZZ_BIN)
+	@sh tests/fuzz/seed.sh $(B)
+deps-fuzz:
+	@sh scripts/deps.sh fuzz
+
+# The whole suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer under
+# build-asan/ (the install test builds its programs with the same flags).
+ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+test-asan:
+	@$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_CFLAGS)" test
 
 # Invariant campaign in the simulator: SEEDS random scenarios (tools/campaign.py).
 SEEDS ?= 10000
@@ -166,6 +193,7 @@ check-pure: $(CORE_OBJ)
 # The Wireshark dissector (tools/wireshark/README.md): a plugin built against Debian's
 # wireshark-dev, which only it and its test need.  `make install-wireshark` puts it in
 # Wireshark's plugin folder (the global one as root: Wireshark ignores personal plugins there).
+# Never instrumented (make test-asan): tshark, which loads it, has no sanitizer runtime.
 WS_PLUGIN := $(B)/wireshark/pure_link.so
 WS_SRC    := $(wildcard tools/wireshark/*.c)
 WS_PLUGIN_DIR ?= $(if $(filter 0,$(shell id -u)),$(shell pkg-config --variable=plugindir wireshark),$(HOME)/.local/lib/wireshark/plugins/$(shell pkg-config --modversion wireshark | cut -d. -f1,2))/epan
@@ -173,13 +201,13 @@ $(WS_PLUGIN): $(WS_SRC) tools/wireshark/pl_dissect.h
 	@sh scripts/deps.sh wireshark
 	@mkdir -p $(dir $@)
 	@echo "  CC    $@"
-	@$(CC) -std=gnu11 $(WARN) -Wno-missing-field-initializers $(CFLAGS) -fPIC -shared $$(pkg-config --cflags wireshark libgcrypt) -o $@ $(WS_SRC) $$(pkg-config --libs wireshark libgcrypt)
+	@$(CC) -std=gnu11 $(WARN) -Wno-missing-field-initializers $(filter-out -fsanitize=%,$(CFLAGS)) -fPIC -shared $$(pkg-config --cflags wireshark libgcrypt) -o $@ $(WS_SRC) $$(pkg-config --libs wireshark libgcrypt)
 install-wireshark: $(WS_PLUGIN)
 	install -d $(DESTDIR)$(WS_PLUGIN_DIR)
 	install -m 755 $(WS_PLUGIN) $(DESTDIR)$(WS_PLUGIN_DIR)/
 
 test: all $(TEST_BIN) $(B)/interop_sender $(EXAMPLE_BIN) check-pure $(WS_PLUGIN)
-	@sh tests/run.sh "$(T)"
+	@B=$(B) PL_CFLAGS="$(CFLAGS)" sh tests/run.sh "$(T)"
 
 demo: all
 	@$(SIM_BIN) sim/scenarios/demo.conf --realtime
@@ -202,4 +230,4 @@ install: $(LIB_A) $(LIB_SO)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' pure-link.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pure-link.pc
 
 clean:
-	rm -rf $(B)
+	rm -rf $(B) build-asan

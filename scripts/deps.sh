@@ -1,8 +1,13 @@
 #!/bin/sh
 # Installs the Debian packages the build and tests need, when they are missing.
 # As root it runs apt-get; otherwise it says what to install and fails.
+# `deps.sh fuzz` (make fuzz, CI) also needs clang and its libFuzzer and sanitizer runtimes.
 set -eu
 need=""
+if [ "${1:-}" = fuzz ]; then
+  command -v clang >/dev/null 2>&1 || need="$need clang"
+  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need="$need libclang-rt-14-dev"
+fi
 have_header() { [ -f "/usr/include/$1" ] || [ -f "/usr/include/x86_64-linux-gnu/$1" ]; }
 have_header sodium.h              || need="$need libsodium-dev"
 have_header mbedtls/aes.h         || need="$need libmbedtls-dev"
