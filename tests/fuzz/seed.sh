@@ -1,0 +1,24 @@
+#!/bin/sh
+# make fuzz-corpus: captures a few simulator scenarios under the null cipher, turns them into
+# seeds (tools/fuzz_seeds.py), and minimises seeds, the repository's corpus and what the
+# fuzzers found (B/corpus/) into tests/fuzz/corpus/<target>/ with libFuzzer's -merge=1:
+# only inputs that add coverage stay.
+# Usage: tests/fuzz/seed.sh B
+set -eu
+b="$1"
+work="$b/fuzz-seeds"
+rm -rf "$work"; mkdir -p "$work/pcap"
+for conf in demo keys-epoch-change keys-address-change seed-memo-restart seed-refused seed-three-outputs \
+            crash_restart seed-credit-61b-10ms; do
+  "$b/pure-link-sim" "sim/scenarios/$conf.conf" --quiet --set 'duration: 3s' --set 'crypto: null' \
+    --pcap "$work/pcap/$conf.pcap" >/dev/null
+done
+python3 tools/fuzz_seeds.py "$work" "$work"/pcap/*.pcap
+for t in codec endpoint sequence; do
+  keep="tests/fuzz/corpus/$t"
+  mkdir -p "$keep" "$b/corpus/$t" "$work/$t"
+  rm -rf "$work/merged"; mkdir "$work/merged"
+  "$b/fuzz_$t" -merge=1 -max_len=8192 "$work/merged" "$keep" "$work/$t" "$b/corpus/$t" >"$work/merge-$t.log" 2>&1
+  rm -rf "$keep"; mv "$work/merged" "$keep"
+  echo "fuzz-corpus: $t: $(ls "$keep" | wc -l) inputs, $(du -sk "$keep" | cut -f1) KiB"
+done
