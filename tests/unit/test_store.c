@@ -929,9 +929,49 @@ static void whole_read_across_buffer_edges(void) {
     pl_store_close(s);
 }
 
+/* ---- A batch of at most fds_most descriptors (the rest first in the next), and records a
+ * sender says were stored that the store does not hold ---- */
+static void batch_bound_and_missing(void) {
+    const char *dir = tmp_dir(NULL);
+    acks a;
+    st_notify n = notify_of(&a);
+    pl_store *s = open_store(dir, 0);
+    const char *src[3] = {"x", "y", "z"};
+    for (int i = 0; i < 3; i++) {
+        bind(s, i, src[i], 1);
+        CHECK(put(s, i, 1, 0, &n) == 0);
+    }
+    int fds[PL_STORE_BATCH_FDS_MOST];
+    CHECK(pl_store_commit_begin(s, fds, 2) == 2);  /* two of three files */
+    CHECK(pl_store_pending(s) == 1);
+    CHECK(st_commit_end(s, 0, NULL, &n, err, sizeof err) == 0);
+    CHECK(a.stored[0] == 1 && a.stored[1] == 1 && a.stored[2] == 0);
+    CHECK(put(s, 0, 1, 1, &n) == 0);
+    CHECK(pl_store_commit_begin(s, fds, 1) == 1);  /* the one left over goes first */
+    CHECK_EQ_U(fds[0], s->inputs[0].streams[2]->fd);
+    CHECK(st_commit_end(s, 0, NULL, &n, err, sizeof err) == 0);
+    CHECK(a.stored[2] == 1 && a.stored[0] == 1);
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[0], 2);
+    /* A run whose sender starts at record 5 (its first five stored by a life of this store
+     * whose files are gone): stored from 5 on, the five counted as missing. */
+    CHECK_EQ_U(bind(s, 3, "x", 2), 0);
+    CHECK(put(s, 3, 2, 5, &n) == 0);
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[3], 6);
+    pl_store_stats st;
+    pl_store_stats_get(s, &st);
+    CHECK_EQ_U(st.records_missing, 5);
+    pl_store_close(s);
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, "x", 2), 6);
+    pl_store_close(s);
+}
+
 TEST_MAIN(TEST_CASE(crc32c_paths_agree), TEST_CASE(append_commit_reopen), TEST_CASE(torn_tail_every_offset), TEST_CASE(fsync_failure_never_claimed),
           TEST_CASE(rebind_on_other_handle), TEST_CASE(refusals_counted), TEST_CASE(kill9_mid_append_and_commit),
           TEST_CASE(efbig_rlimit_fsize), TEST_CASE(enospc_small_tmpfs), TEST_CASE(file_bound_edge),
           TEST_CASE(e2e_receiver_crash_restart), TEST_CASE(e2e_receiver_power_loss_restart),
           TEST_CASE(memo_round_trip_endpoint), TEST_CASE(limits_inputs_and_names), TEST_CASE(limits_streams_per_input),
-          TEST_CASE(limits_runs_kept), TEST_CASE(index_checkpoint), TEST_CASE(whole_read_across_buffer_edges))
+          TEST_CASE(limits_runs_kept), TEST_CASE(index_checkpoint), TEST_CASE(whole_read_across_buffer_edges),
+          TEST_CASE(batch_bound_and_missing))
