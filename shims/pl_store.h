@@ -29,6 +29,8 @@
 #define PL_STORE_FILE_BYTES_MOST (1ull << 40) /* default bound of one stream file: 1 TiB */
 #define PL_STORE_CHECKPOINT_BYTES (64u << 20) /* a stream's index is rewritten after this
                                                  many new durable bytes (bounds recovery) */
+#define PL_STORE_CLOSE_CHECKPOINT_BYTES (1u << 20) /* close rewrites it past this many (each
+                                                      costs an fdatasync; less reads fast) */
 
 typedef struct pl_store_input {
     const char *name;  /* input name, 1..PURE_LINK_NAME_MOST bytes */

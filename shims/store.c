@@ -169,8 +169,9 @@ void pl_store_close(pl_store *s) {
         st_input *in = &s->inputs[i];
         for (size_t k = 0; k < in->streams_len; k++) {
             st_stream *st = in->streams[k];
-            /* A last checkpoint of what is durable spares the next open a long read. */
-            if (!s->failed && !s->batch_open && st->end_durable > st->index_end)
+            /* A last checkpoint of what is durable spares the next open a long read; a
+             * short one is read faster than its fdatasync would take. */
+            if (!s->failed && !s->batch_open && st->end_durable - st->index_end >= PL_STORE_CLOSE_CHECKPOINT_BYTES)
                 st_index_checkpoint_now(st, in->dir_fd, NULL, 0);
             st_stream_free(st);
         }

@@ -260,11 +260,12 @@ static void torn_tail_every_offset(void) {
     stream_path(idx, sizeof idx, dir, "t", ".pli");
     snprintf(good, sizeof good, "%s/good.plr", dir);
     snprintf(good_idx, sizeof good_idx, "%s/good.pli", dir);
-    /* 9 records, closed (its index covers them), then the 10th: the index does not cover it. */
+    /* 9 records and a checkpoint of them, then the 10th: the index does not cover it. */
     pl_store *s = open_store(dir, 0);
     bind(s, 0, "t", 77);
     for (uint64_t k = 0; k < 9; k++) CHECK(put(s, 0, 77, k, &n) == 0);
     CHECK(commit(s, &n) == 0);
+    CHECK(st_index_checkpoint_now(s->inputs[0].streams[0], s->inputs[0].dir_fd, err, sizeof err) == 0);
     pl_store_close(s);
     CHECK(file_size(idx) > 0);
     copy_file(idx, good_idx, file_size(idx));
