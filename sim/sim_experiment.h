@@ -4,7 +4,8 @@
  *
  *   sim_experiment.c  the command line, the scenario texts, m6, share and credit
  *   sim_sweep.c       goodput over loss, RTT and bursts, per controller
- *   sim_plot.c        gnuplot charts: a trace over time, the M6 grid, the sweep */
+ *   sim_plot.c        gnuplot charts: a trace over time, the M6 grid, the sweep
+ *   sim_relay.c       the path model in real time: a UDP relay on loopback */
 #ifndef SIM_EXPERIMENT_H
 #define SIM_EXPERIMENT_H
 
@@ -60,6 +61,8 @@ const char *sim_exp_error(const sim_grid_figures *runs, size_t n);
 void sim_exp_print_wall(FILE *out, const char *what, size_t runs, double wall_s, unsigned jobs);
 
 int sim_sweep_main(const sim_exp_options *o);
+/* pure-link-sim relay LISTEN_PORT TARGET_PORT ... (sim_relay.c): argv[0] is "relay". */
+int sim_relay_main(int argc, char **argv);
 
 /* gnuplot (sim_plot.c).  Each returns 0, or -1 with a line on stderr (no gnuplot, a bad trace). */
 int sim_plot_trace(const char *trace_path, const char *prefix);

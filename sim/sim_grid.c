@@ -27,6 +27,7 @@ static void share_figures(const sim_world *w, sim_grid_figures *f) {
     uint64_t first = w->link_count ? links[0] : w->tcp_count ? tcps[0] : 0;
     f->share_first = sum ? (double)first / (double)sum : 0.0;
     f->tcp_goodput_mbit = span_ns ? (double)tcp_sum * 8 * 1e3 / (double)span_ns : 0.0;
+    f->link_goodput_mbit_window = span_ns && w->link_count ? (double)links[0] * 8 * 1e3 / (double)span_ns : 0.0;
 }
 
 static void first_link_figures(const sim_world *w, sim_grid_figures *f) {

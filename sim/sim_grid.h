@@ -30,6 +30,7 @@ typedef struct sim_grid_figures {
      * and control bytes count as overhead, so only loss-free rows give the framing alone. */
     double framing_bytes_per_full_packet;
     double share_first;           /* share of the window: the first link, else the first TCP flow */
+    double link_goodput_mbit_window; /* the first link's stored record bytes per second of the window */
     double tcp_goodput_mbit;      /* the window's TCP bytes per second */
 } sim_grid_figures;
 
