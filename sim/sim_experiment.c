@@ -324,10 +324,11 @@ static void share_line(const share_case *c, const sim_grid_figures *r, const sim
     int met = !sim_exp_error(r, n) && s.min >= 0.375 && s.max <= 0.625;
     const char *e = sim_exp_error(r, n);
     if (!o->json) {
-        printf("  %4u  %-16s | %4.2f / %-4.2f  %4.2f / %-4.2f  %4.2f / %-4.2f | %5.3f  %5.3f..%-5.3f  %-2s  %6.2f %6.2f%s%s\n",
+        char ours[16] = "     -";
+        if (c->cc) snprintf(ours, sizeof ours, "%6.2f", g.mean);
+        printf("  %4u  %-16s | %4.2f / %-4.2f  %4.2f / %-4.2f  %4.2f / %-4.2f | %5.3f  %5.3f..%-5.3f  %-2s  %s %6.2f%s%s\n",
                c->rtt_ms, c->cc ? c->cc : "TCP CUBIC", pure[row][0], pure[row][1], ng[row][0], ng[row][1], tcp[row][0],
-               tcp[row][1], s.mean, s.min, s.max, met ? "ok" : "--", c->cc ? g.mean : 0.0, t.mean, e ? "  ERROR: " : "",
-               e ? e : "");
+               tcp[row][1], s.mean, s.min, s.max, met ? "ok" : "--", ours, t.mean, e ? "  ERROR: " : "", e ? e : "");
         return;
     }
     printf("{\"rtt_ms\":%u,\"jitter_ms\":1,\"first\":\"%s\",\"second\":\"tcp-cubic\",\"cc\":\"%s\"", c->rtt_ms,
