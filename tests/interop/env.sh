@@ -3,7 +3,7 @@
 # public key (hex), and udp_ports N: N free UDP ports on 127.0.0.1.
 seed=7
 records=200
-keys=$(build/interop_sender keys $seed)
+keys=$(${B:-build}/interop_sender keys $seed)
 rsec=${keys% *}
 spub=${keys#* }
 udp_ports() {

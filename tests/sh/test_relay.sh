@@ -14,11 +14,11 @@ trap 'kill $relay 2>/dev/null || true; rm -rf "$out"' EXIT
 python3 tests/interop/receiver.py --port "$rport" --secret "$rsec" --peer "$spub" --records $records \
     --out "$out/r.json" --timeout 30 > "$out/receiver.log" 2>&1 &
 rpid=$!
-build/pure-link-sim relay "$lport" "$rport" --seed 1 --duration 40s --set 'path.rate: 20Mbit' \
+${B:-build}/pure-link-sim relay "$lport" "$rport" --seed 1 --duration 40s --set 'path.rate: 20Mbit' \
     --set 'path.delay: 5ms' --set 'path.jitter: 1ms' --set 'path.loss: 5%' --set 'path.dup: 1%' > "$out/relay.json" &
 relay=$!
 sleep 0.5
-if ! sent=$(build/interop_sender send $seed "$lport" $records); then
+if ! sent=$(${B:-build}/interop_sender send $seed "$lport" $records); then
     echo "sender: $sent"; cat "$out/receiver.log"; exit 1
 fi
 wait $rpid || { echo "receiver failed"; cat "$out/receiver.log"; exit 1; }
