@@ -117,6 +117,9 @@ int main(int argc, char **argv) {
     crypto_hash_sha256_final(&hs, digest);
 
     int64_t stored = 0;
+    /* Epoch-0 packets counted by their clear header (wire.md §3.3: E = 0 in the flags' low
+     * bits), and those sent after the first reply arrived, for the test to check. */
+    unsigned epoch0_sent = 0, epoch0_after_reply = 0, replies_heard = 0;
     uint64_t give_up = now_ns() + 20ull * 1000000000ull;
     uint8_t buf[PURE_LINK_DATAGRAM_MOST];
     while (stored < count && now_ns() < give_up) {
@@ -129,6 +132,10 @@ int main(int argc, char **argv) {
         while ((len = pure_link_pull(pl, buf, sizeof buf, &to, now_ns())) > 0) {
             struct sockaddr_in sin;
             from_addr(&to, &sin);
+            if ((buf[1] & 0x0f) == 0) {
+                epoch0_sent++;
+                if (replies_heard) epoch0_after_reply++;
+            }
             sendto(fd, buf, (size_t)len, 0, (struct sockaddr *)&sin, sizeof sin);
         }
         uint64_t t = now_ns(), d = pure_link_deadline(pl);
@@ -142,6 +149,7 @@ int main(int argc, char **argv) {
             if (r > 0) {
                 pure_link_addr fa;
                 to_addr(&from, &fa);
+                replies_heard++;
                 pure_link_receive(pl, &fa, buf, (size_t)r, now_ns());
             }
         }
@@ -151,8 +159,9 @@ int main(int argc, char **argv) {
     hex(digest, 32, h);
     pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
     pure_link_stats_get(pl, s, &st);
-    printf("stored %lld sha256 %s packets_sent %llu epochs %llu\n", (long long)stored, h,
-           (unsigned long long)st.packets_sent, (unsigned long long)st.epochs);
+    printf("stored %lld sha256 %s packets_sent %llu epochs %llu epoch0_sent %u epoch0_after_reply %u\n",
+           (long long)stored, h, (unsigned long long)st.packets_sent, (unsigned long long)st.epochs,
+           epoch0_sent, epoch0_after_reply);
     free(mem);
     return stored == count ? 0 : 1;
 }

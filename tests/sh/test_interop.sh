@@ -30,7 +30,14 @@ by = r["opened_by_epoch"]
 print("receiver: stored %d, opened %s by epoch, failed %d" % (r["records_stored"], by, r["packets_failed"]))
 assert r["records_stored"] == want, "records stored"
 assert r["records_sha256"] == sha, "record bytes differ"
-assert by.get("0", 0) == 1, "exactly one packet in epoch 0"
+# One packet per offer in epoch 0 (protocol.md §3).  In real time a loaded machine can hold
+# the receiver's answer past the sender's PTO, which then sends the OFFER again in epoch 0,
+# so the count here is bounded by what the sender sent (the simulator asserts the exact
+# figure in virtual time); no epoch-0 packet may follow the reply that carried the ACCEPT.
+e0_sent = int(sent[sent.index("epoch0_sent") + 1])
+e0_late = int(sent[sent.index("epoch0_after_reply") + 1])
+assert 1 <= by.get("0", 0) <= e0_sent, "epoch-0 packets opened: 1 .. those sent"
+assert e0_late == 0, "an epoch-0 packet after the first reply"
 assert sum(v for k, v in by.items() if k != "1" and k != "0") == 0, "only epochs 0 and 1"
 assert by.get("1", 0) >= 1, "the rest in epoch 1"
 PY
