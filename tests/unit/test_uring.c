@@ -49,11 +49,21 @@ static sock sock_open(int family) {
     return s;
 }
 
+/* Where the kernel or a container refuses io_uring (a deployment pure-link supports: the
+ * host falls back to POSIX, tested below) a case that needs a ring has nothing to test:
+ * it ends here, passed, and says why. */
+static int uring_refused_here(int r, const char *err) {
+    if (r != -EPERM && r != -ENOSYS) return 0;
+    fprintf(stderr, "  skipped: %s\n", err);
+    return 1;
+}
+
 static pl_uring *uring_on(const sock *s, unsigned recv_buffers, unsigned send_slots, int gso, int gro) {
     pl_uring_config cfg = { .recv_buffers = recv_buffers, .send_slots = send_slots, .gso = gso, .gro = gro };
     pl_uring *u = NULL;
     char err[256] = "";
     int r = pl_uring_open(&u, s->fd, &cfg, err, sizeof err);
+    if (uring_refused_here(r, err)) longjmp(test_jump, 1);
     if (r != 0) fprintf(stderr, "  %s\n", err);
     CHECK(r == 0 && u);
     return u;
@@ -399,6 +409,7 @@ static int open_result(const sock *s, unsigned recv_buffers, unsigned send_slots
     pl_uring *u = NULL;
     char err[256];
     int r = pl_uring_open(&u, s->fd, &cfg, err, sizeof err);
+    if (uring_refused_here(r, err)) longjmp(test_jump, 1);
     if (r == 0) pl_uring_close(u);
     return r;
 }
@@ -534,13 +545,17 @@ static void refused(int errno_value, const char *expect) {
 static void refused_by_seccomp_eperm_says_so(void) { refused(EPERM, "refused"); }
 static void missing_io_uring_enosys_says_so(void) { refused(ENOSYS, "ENOSYS"); }
 
-/* Where io_uring works "auto" takes it; a name that is none of the three is one line. */
+/* "auto" takes io_uring where it works, plain sockets elsewhere; a name that is none of the
+ * three is one line. */
 static void backend_by_name(void) {
     pl_io_options o = { .gso = 1, .gro = 1 };
     pl_io *io = NULL;
     char err[256];
     CHECK(pl_addr_parse("127.0.0.1:0", &o.bind, err, sizeof err) == 0);
-    CHECK(pl_io_open("auto", &io, &o, err, sizeof err) == 0 && strcmp(io->ops->name, "uring") == 0);
+    int refused = uring_refused_here(pl_io_uring_open(&io, &o, err, sizeof err), err);
+    if (!refused) io->ops->close(io);
+    CHECK(pl_io_open("auto", &io, &o, err, sizeof err) == 0);
+    CHECK(strcmp(io->ops->name, refused ? "posix" : "uring") == 0);
     io->ops->close(io);
     CHECK(pl_io_open("posix", &io, &o, err, sizeof err) == 0 && strcmp(io->ops->name, "posix") == 0);
     io->ops->close(io);
