@@ -180,7 +180,9 @@ static void trace_script(const plot_trace *t, const char *path, FILE *s) {
     for (uint32_t i = 0; i < t->epochs; i++)
         fprintf(s, "set arrow %u from %.6f, graph 0 to %.6f, graph 1 nohead dt 2 lc rgb '#9467bd'\n", i + 1,
                 (double)t->epoch_ns[i] / 1e9, (double)t->epoch_ns[i] / 1e9);
-    fprintf(s, "set multiplot layout 4,1 title \"%s: node %s, source %s (epoch changes dashed)\"\n", path, t->node, t->source);
+    const char *slash = strrchr(path, '/');
+    fprintf(s, "set multiplot layout 4,1 title \"%s: node %s, source %s (epoch changes dashed)\"\n", slash ? slash + 1 : path,
+            t->node, t->source);
     fputs("set grid\nset key top right horizontal\nset lmargin 10\nset format x ''\n", s);
     fprintf(s, "set ylabel 'goodput, Mbit/s'\nplot $m using 1:2 with lines lw 1.5 title 'pure-link (over 0.5 s)'%s\n",
             t->have_tcp ? ", $tcp using 1:2 with lines lw 1.5 title 'TCP flow 1'" : "");

@@ -20,4 +20,7 @@ $sim m6 --seeds 3 --cc bbr --json > $r/m6-bbr.json
 $sim sweep --duration 20s --csv $r/sweep.csv --plot $r/sweep
 # The share next to TCP CUBIC and the credit rows.
 $sim share --seeds 3 > $r/share.txt
+for cc in bbr cubic; do
+  $sim share --cc $cc --seeds 5 --duration 240s --from 60s > $r/share-240s-$cc.txt
+done
 $sim credit --seeds 3 > $r/credit.txt
