@@ -583,7 +583,9 @@ static int open_steps(pl_uring *u, const pl_uring_config *cfg, char *err, size_t
     u->recv_buffers = cfg->recv_buffers ? cfg->recv_buffers
                     : u->gro ? URING_RECV_BUFFERS_GRO_DEFAULT : URING_RECV_BUFFERS_DEFAULT;
     u->send_slots = cfg->send_slots ? cfg->send_slots : URING_SEND_SLOTS_DEFAULT;
-    u->recv_msg.msg_namelen = sizeof(struct sockaddr_in6);
+    /* The kernel writes the control message right after the name: a name room of a multiple
+     * of 8 bytes keeps that cmsghdr aligned. */
+    u->recv_msg.msg_namelen = (sizeof(struct sockaddr_in6) + 7) / 8 * 8;
     u->recv_msg.msg_controllen = u->gro ? CMSG_SPACE(sizeof(int)) : 0;
     u->buf_bytes = sizeof(struct io_uring_recvmsg_out) + u->recv_msg.msg_namelen + u->recv_msg.msg_controllen +
                    (u->gro ? URING_GRO_PAYLOAD_MOST : PL_URING_DATAGRAM_MOST);
