@@ -1,0 +1,269 @@
+/* tool_recv.c: `pure-link recv`: listens, takes the streams its config allows, stores
+ * every record through the store of pl_store.h (group commit on the sync thread), and on
+ * SIGINT or SIGTERM commits what arrived, prints its statistics and exits 0. */
+#define _GNU_SOURCE
+#include "tool.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pl_store.h"
+
+#define REFUSALS_REMEMBERED 1024u  /* (peer, run) pairs whose refusal was logged */
+#define RUNS_PER_PEER_DEFAULT 4u   /* run slots per wired peer (each holds a record's bytes) */
+#define PROGRESS_NS 250000000ull
+
+typedef struct refusal {
+    int peer;
+    uint64_t run;
+} refusal;
+
+typedef struct receiver_tool {
+    tool_config config;
+    tool_report report;
+    pl_store *store;
+    pure_link *pl;
+    refusal refused[REFUSALS_REMEMBERED];
+    size_t refused_next;
+    uint64_t refusals_logged, streams_opened;
+} receiver_tool;
+
+typedef struct recv_options {
+    const char *key, *config, *listen, *keylog, *qlog, *stats;
+    int gso, gro, progress;
+} recv_options;
+
+static int parse_options(int argc, char **argv, recv_options *o) {
+    static const struct option longs[] = {
+        {"key", required_argument, 0, 'k'},    {"config", required_argument, 0, 'c'},
+        {"listen", required_argument, 0, 'l'}, {"keylog", required_argument, 0, 'K'},
+        {"qlog", required_argument, 0, 'L'},   {"stats", optional_argument, 0, 'J'},
+        {"no-gso", no_argument, 0, 'G'},       {"no-gro", no_argument, 0, 'R'},
+        {"progress", no_argument, 0, 'P'},     {"no-progress", no_argument, 0, 'Q'},
+        {0, 0, 0, 0}};
+    *o = (recv_options){.listen = ":4433", .gso = 1, .gro = 1, .progress = isatty(2)};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":k:c:l:", longs, NULL)) != -1) {
+        switch (c) {
+        case 'k': o->key = optarg; break;
+        case 'c': o->config = optarg; break;
+        case 'l': o->listen = optarg; break;
+        case 'K': o->keylog = optarg; break;
+        case 'L': o->qlog = optarg; break;
+        case 'J': o->stats = optarg ? optarg : "-"; break;
+        case 'G': o->gso = 0; break;
+        case 'R': o->gro = 0; break;
+        case 'P': o->progress = 1; break;
+        case 'Q': o->progress = 0; break;
+        case ':': tool_log("option %s needs a value (see pure-link help recv)", argv[optind - 1]); return -1;
+        default: tool_log("unknown option %s (see pure-link help recv)", argv[optind - 1]); return -1;
+        }
+    }
+    if (optind < argc) {
+        tool_log("unexpected argument '%s' (see pure-link help recv)", argv[optind]);
+        return -1;
+    }
+    if (!o->key || !o->config) {
+        tool_log("missing %s (see pure-link help recv)", !o->key ? "--key FILE" : "--config FILE");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the driver's host ---- */
+
+static const tool_input *input_named(const tool_config *c, const char *name) {
+    for (size_t i = 0; i < c->inputs_len; i++)
+        if (strcmp(c->inputs[i].name, name) == 0) return &c->inputs[i];
+    return NULL;
+}
+
+/* One line per refused run, however often its sender asks again. */
+static void log_refusal(receiver_tool *t, const pure_link_event *ev) {
+    for (size_t i = 0; i < REFUSALS_REMEMBERED; i++)
+        if (t->refused[i].peer == ev->peer && t->refused[i].run == ev->run) return;
+    t->refused[t->refused_next] = (refusal){ev->peer, ev->run};
+    t->refused_next = (t->refused_next + 1) % REFUSALS_REMEMBERED;
+    t->refusals_logged++;
+    const tool_input *in = input_named(&t->config, ev->input);
+    char key[65], why[160];
+    tool_hex(t->config.peers[ev->peer].key, 32, key);
+    if (in == NULL) snprintf(why, sizeof why, "no input of that name in the config");
+    else snprintf(why, sizeof why, "shape %llu, the input's (line %d) is %llu", (unsigned long long)ev->shape, in->line,
+                  (unsigned long long)in->shape);
+    tool_log("refused a stream from peer %.16s... (config line %d), source '%s', input '%s': %s", key,
+             t->config.peers[ev->peer].line, ev->source, ev->input, why);
+}
+
+static void progress(receiver_tool *t, uint64_t now, int final) {
+    if (!t->report.progress || (!final && now < t->report.progress_next_ns)) return;
+    t->report.progress_next_ns = now + PROGRESS_NS;
+    pl_store_stats ss;
+    pl_store_stats_get(t->store, &ss);
+    double s = (double)(now - t->report.start_ns) / 1e9;
+    char bytes[32];
+    fprintf(stderr, "\r  stored %llu records (%s) in %llu streams, %llu commits  %.1f s   %s",
+            (unsigned long long)ss.records_durable, tool_bytes(ss.bytes_durable, bytes, sizeof bytes),
+            (unsigned long long)t->streams_opened, (unsigned long long)ss.commits, s, final ? "\n" : "");
+}
+
+static int on_event(void *ctx, pure_link *pl, const pure_link_event *ev, int refused, uint64_t now) {
+    receiver_tool *t = ctx;
+    tool_report_event(&t->report, ev, refused, now);
+    if (ev->kind == PURE_LINK_EVENT_STREAM_OPEN) {
+        if (refused) log_refusal(t, ev);
+        else t->streams_opened++;
+    }
+    return 0;
+}
+
+static int on_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {
+    progress(ctx, now, 0);
+    return 0;
+}
+
+static void on_datagram(void *ctx, int sent, const pure_link_addr *peer, size_t len, uint64_t now) {
+    receiver_tool *t = ctx;
+    tool_report_datagram(&t->report, sent, peer, len, now);
+}
+
+static uint64_t wake_ns(void *ctx) {
+    receiver_tool *t = ctx;
+    return t->report.progress ? t->report.progress_next_ns : UINT64_MAX;
+}
+
+/* ---- setting up ---- */
+
+static int open_store(receiver_tool *t, const pure_link_config *cfg) {
+    pl_store_input inputs[TOOL_INPUTS_MOST];
+    for (size_t i = 0; i < t->config.inputs_len; i++)
+        inputs[i] = (pl_store_input){t->config.inputs[i].name, t->config.inputs[i].shape, t->config.inputs[i].dir};
+    pl_store_config sc = {.inputs = inputs, .inputs_len = t->config.inputs_len, .memo_path = t->config.memo,
+                          .memo_bytes = t->config.memo ? pure_link_memo_size(cfg) : 0};
+    char err[512];
+    if (pl_store_open(&t->store, &sc, err, sizeof err) != 0) {
+        tool_log("%s", err);
+        return TOOL_ERR_SYSTEM;
+    }
+    for (size_t i = 0; i < t->config.peers_len; i++) {
+        const tool_peer *p = &t->config.peers[i];
+        int idx = pure_link_wire_peer(t->pl, p->key, p->sources, pl_now_ns());
+        if (idx < 0) {
+            tool_log("%s:%d: this peer cannot be wired: %s", "config", p->line, pure_link_strerror(idx));
+            return TOOL_ERR_FILE;
+        }
+        if ((size_t)idx != i || pl_store_peer(t->store, idx, p->key) != 0) {
+            tool_log("config line %d: the store did not take this peer", p->line);
+            return TOOL_ERR_SYSTEM;
+        }
+    }
+    /* After the wiring: the memo restores runs of wired peers only. */
+    size_t len = 0;
+    const uint8_t *memo = pl_store_memo(t->store, &len);
+    if (memo && pure_link_memo_load(t->pl, memo, len, pl_now_ns()) != 0)
+        tool_log("memo %s is not a memo of this receiver's format: starting without it", t->config.memo);
+    return TOOL_OK;
+}
+
+static int open_socket(const recv_options *o, const sigset_t *mask, pl_io **io) {
+    pl_io_options io_opt = {.gso = o->gso, .gro = o->gro, .wait_mask = mask};
+    char err[256], where[64];
+    if (pl_addr_parse(o->listen, &io_opt.bind, err, sizeof err) != 0) {
+        tool_log("--listen: %s", err);
+        return TOOL_ERR_USAGE;
+    }
+    if (pl_io_posix_open(io, &io_opt, err, sizeof err) != 0) {
+        tool_log("%s", err);
+        return TOOL_ERR_SYSTEM;
+    }
+    pure_link_addr local;
+    if ((*io)->ops->local(*io, &local) == 0) tool_log("listening on %s", pl_addr_format(&local, where, sizeof where));
+    return TOOL_OK;
+}
+
+static int finish(receiver_tool *t, pl_io *io, const pl_driver_config *dc, int r, const char *err) {
+    char line[512];
+    int code = TOOL_OK;
+    if (r < 0) {
+        tool_log("%s", err);
+        code = TOOL_ERR_SYSTEM;
+    } else if (pl_driver_commit_all(dc, line, sizeof line) != 0) {
+        tool_log("%s", line);
+        code = TOOL_ERR_SYSTEM;
+    }
+    uint64_t now = pl_now_ns();
+    progress(t, now, 1);
+    pure_link_stats ep = {.version = PURE_LINK_STATS_VERSION};
+    pure_link_stats_get(t->pl, -1, &ep);
+    pl_store_stats ss;
+    pl_store_stats_get(t->store, &ss);
+    char bytes[32];
+    uint64_t dropped = ep.dropped_bad_header + ep.dropped_unknown_key + ep.dropped_auth + ep.dropped_replay +
+                       ep.dropped_malformed + ep.dropped_no_slot + ep.dropped_stale_epoch;
+    tool_log("stopped: %llu records (%s) stored in %llu streams; %llu streams refused (%llu REFUSED notices sent); "
+             "%llu epochs; %llu datagrams dropped as bad",
+             (unsigned long long)ss.records_durable, tool_bytes(ss.bytes_durable, bytes, sizeof bytes),
+             (unsigned long long)t->streams_opened, (unsigned long long)t->refusals_logged,
+             (unsigned long long)ep.listener_refused, (unsigned long long)ep.epochs, (unsigned long long)dropped);
+    char extra[512];
+    snprintf(extra, sizeof extra,
+             "\"store\":{\"records_appended\":%llu,\"records_durable\":%llu,\"bytes_durable\":%llu,\"commits\":%llu,"
+             "\"fdatasyncs\":%llu,\"streams_refused\":%llu,\"records_missing\":%llu,\"bytes_cut\":%llu},"
+             "\"streams_opened\":%llu,\"refusals_logged\":%llu,\"exit\":%d",
+             (unsigned long long)ss.records_appended, (unsigned long long)ss.records_durable,
+             (unsigned long long)ss.bytes_durable, (unsigned long long)ss.commits, (unsigned long long)ss.fdatasyncs,
+             (unsigned long long)ss.streams_refused, (unsigned long long)ss.records_missing,
+             (unsigned long long)ss.bytes_cut, (unsigned long long)t->streams_opened,
+             (unsigned long long)t->refusals_logged, code);
+    int sc = tool_report_stats(&t->report, "recv", &ep, NULL, &io->stats, extra, now);
+    return code != TOOL_OK ? code : sc;
+}
+
+int tool_recv_main(int argc, char **argv) {
+    recv_options o;
+    if (parse_options(argc, argv, &o) != 0) return TOOL_ERR_USAGE;
+    receiver_tool *t = calloc(1, sizeof *t);
+    for (size_t i = 0; i < REFUSALS_REMEMBERED; i++) t->refused[i].peer = -1;
+    pure_link_config cfg = {0};
+    void *mem = NULL;
+    pl_io *io = NULL;
+    sigset_t mask;
+    tool_signals(&mask);
+    t->report.progress = o.progress;
+    t->report.stats_path = o.stats;
+    int code = tool_key_load(o.key, cfg.static_secret);
+    if (code == TOOL_OK) code = tool_config_load(o.config, &t->config);
+    if (code == TOOL_OK) {
+        cfg.senders_most = PURE_LINK_NONE;
+        cfg.peers_most = (uint32_t)t->config.peers_len;
+        size_t runs = t->config.peers_len * RUNS_PER_PEER_DEFAULT;
+        cfg.runs_most = (uint32_t)(runs < 64 ? runs : 64);
+        cfg.memo_enabled = t->config.memo != NULL;
+        mem = tool_endpoint(&cfg, &t->pl);
+        if (mem == NULL) code = TOOL_ERR_SYSTEM;
+    }
+    if (code == TOOL_OK) code = open_store(t, &cfg);
+    if (code == TOOL_OK) code = open_socket(&o, &mask, &io);
+    if (code == TOOL_OK) code = tool_report_open(&t->report, o.keylog, o.qlog, "pure-link recv");
+    if (code == TOOL_OK) {
+        pl_driver_store ds = pl_driver_store_of(t->store);
+        pl_driver_config dc = {.pl = t->pl, .io = io, .store = &ds, .stop = &tool_stop,
+                               .host = {.ctx = t, .event = on_event, .turn = on_turn,
+                                        .datagram = o.qlog ? on_datagram : NULL, .wake_ns = wake_ns}};
+        char err[512];
+        int r = pl_driver_run(&dc, NULL, err, sizeof err);
+        code = finish(t, io, &dc, r, err);
+    }
+    tool_report_close(&t->report);
+    if (t->store) pl_store_close(t->store);
+    if (io) io->ops->close(io);
+    tool_config_free(&t->config);
+    free(mem);
+    free(t);
+    return code;
+}

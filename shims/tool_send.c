@@ -1,0 +1,491 @@
+/* tool_send.c: `pure-link send`: records from stdin (a line each, or length-prefixed with
+ * --framed), from files (one record each) or from a generator, to one input of a
+ * receiver; exits 0 once every record is stored. */
+#define _GNU_SOURCE
+#include "tool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define READ_CHUNK_BYTES (1u << 20)           /* one read() of stdin */
+#define FRAME_HEADER_BYTES 4u                 /* --framed: a 32-bit big-endian length */
+#define PROGRESS_NS 250000000ull              /* a progress line every 250 ms */
+#define METRICS_NS 100000000ull               /* qlog metrics every 100 ms */
+
+enum { SRC_LINES, SRC_FRAMED, SRC_FILES, SRC_GENERATE };
+
+typedef struct sender_tool {
+    pure_link *pl;
+    int sender;
+    tool_report report;
+    /* input */
+    int source_kind, fd, fd_is_file, eof, closed;
+    uint8_t *buf;               /* stdin bytes not yet queued */
+    size_t buf_start, buf_end, buf_cap;
+    char **files;
+    int files_len, file_next;
+    uint64_t generate_count, generate_size, generated;
+    int64_t queued;
+    uint64_t bytes_queued;
+    /* progress */
+    int64_t stored;
+    uint64_t stored_bytes_est, deadline_ns, refused_since_ns, next_metrics_ns;
+    uint32_t refused_reason;
+    int refused, done, failed;
+    pure_link_stats last;       /* the sender's figures, read at every progress step */
+} sender_tool;
+
+static const char *reason_text(uint32_t reason) {
+    switch (reason) {
+    case 1: return "no such input";
+    case 2: return "the input has another shape";
+    case 3: return "this source is not allowed for this key";
+    default: return "unknown reason";
+    }
+}
+
+/* ---- records from the input ---- */
+
+/* A generated record: its number in the first 8 bytes (little-endian), then a pattern of
+ * it, so that a receiver's store can be checked byte for byte. */
+static void generate(uint8_t *rec, size_t len, uint64_t i) {
+    for (size_t k = 0; k < len; k++) rec[k] = k < 8 ? (uint8_t)(i >> (8 * k)) : (uint8_t)(i * 131 + k);
+}
+
+/* The next whole record in the stdin buffer: 1 (at *rec, *len, *used bytes), 0 for more
+ * bytes, -1 for a frame larger than the limit. */
+static int next_buffered(sender_tool *t, const uint8_t **rec, size_t *len, size_t *used) {
+    const uint8_t *p = t->buf + t->buf_start;
+    size_t have = t->buf_end - t->buf_start;
+    if (t->source_kind == SRC_LINES) {
+        const uint8_t *nl = memchr(p, '\n', have);
+        if (nl == NULL) {
+            if (!t->eof || have == 0) return have > PURE_LINK_RECORD_MOST ? -1 : 0;
+            *rec = p, *len = have, *used = have; /* a last line without its newline */
+            return 1;
+        }
+        *rec = p, *len = (size_t)(nl - p), *used = *len + 1;
+        return *len > PURE_LINK_RECORD_MOST ? -1 : 1;
+    }
+    if (have < FRAME_HEADER_BYTES) return 0;
+    uint32_t n = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    if (n > PURE_LINK_RECORD_MOST) return -1;
+    if (have < FRAME_HEADER_BYTES + n) return 0;
+    *rec = p + FRAME_HEADER_BYTES, *len = n, *used = FRAME_HEADER_BYTES + n;
+    return 1;
+}
+
+/* One read of stdin into the buffer (moving what is left to its start). */
+static int read_some(sender_tool *t) {
+    if (t->buf_start > 0) {
+        memmove(t->buf, t->buf + t->buf_start, t->buf_end - t->buf_start);
+        t->buf_end -= t->buf_start, t->buf_start = 0;
+    }
+    size_t room = t->buf_cap - t->buf_end;
+    if (room == 0) return 0;
+    ssize_t n = read(t->fd, t->buf + t->buf_end, room < READ_CHUNK_BYTES ? room : READ_CHUNK_BYTES);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
+    if (n < 0) {
+        tool_log("stdin: %s", strerror(errno));
+        return -1;
+    }
+    if (n == 0) t->eof = 1;
+    t->buf_end += (size_t)n;
+    return 0;
+}
+
+/* Queues one record; 1 when queued, 0 when the queue is full, -1 on error. */
+static int queue(sender_tool *t, const void *rec, size_t len, uint64_t now) {
+    int64_t r = pure_link_send(t->pl, t->sender, rec, len, now);
+    if (r == PURE_LINK_ERR_FULL) return 0;
+    if (r < 0) {
+        tool_log("record %lld: %s", (long long)t->queued, pure_link_strerror((int)r));
+        return -1;
+    }
+    t->queued++;
+    t->bytes_queued += len;
+    return 1;
+}
+
+static int queue_file(sender_tool *t, uint64_t now) {
+    const char *path = t->files[t->file_next];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        tool_log("%s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    if ((uint64_t)st.st_size > PURE_LINK_RECORD_MOST) {
+        tool_log("%s: %lld bytes, more than a record may hold (16 MiB)", path, (long long)st.st_size);
+        close(fd);
+        return -1;
+    }
+    size_t got = 0, want = (size_t)st.st_size;
+    while (got < want) {
+        ssize_t n = read(fd, t->buf + got, want - got);
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (got != want) {
+        tool_log("%s: could not read it whole", path);
+        return -1;
+    }
+    int r = queue(t, t->buf, got, now);
+    if (r == 1) t->file_next++;
+    return r;
+}
+
+/* Queues records until the input is empty for now or the sender's queue is full.  Returns
+ * 0 or -1 (an input error, logged). */
+static int feed(sender_tool *t, int readable, uint64_t now) {
+    while (!t->closed) {
+        int r;
+        if (t->source_kind == SRC_GENERATE) {
+            if (t->generated == t->generate_count) break;
+            generate(t->buf, t->generate_size, t->generated);
+            r = queue(t, t->buf, t->generate_size, now);
+            if (r == 1) t->generated++;
+        } else if (t->source_kind == SRC_FILES) {
+            if (t->file_next == t->files_len) break;
+            r = queue_file(t, now);
+        } else {
+            const uint8_t *rec;
+            size_t len, used;
+            int k = next_buffered(t, &rec, &len, &used);
+            if (k < 0) {
+                tool_log("stdin: record %lld is larger than 16 MiB", (long long)t->queued);
+                return -1;
+            }
+            if (k == 0) {
+                if (t->eof) {
+                    if (t->buf_end > t->buf_start) {
+                        tool_log("stdin: the input ends inside a frame (record %lld)", (long long)t->queued);
+                        return -1;
+                    }
+                    break;
+                }
+                if (!readable && !t->fd_is_file) return 0;
+                if (read_some(t) != 0) return -1;
+                readable = 0; /* one read per readiness: a pipe would block on the next */
+                continue;
+            }
+            r = queue(t, rec, len, now);
+            if (r == 1) t->buf_start += used;
+        }
+        if (r < 0) return -1;
+        if (r == 0) return 0;
+    }
+    if (!t->closed) {
+        t->closed = 1;
+        pure_link_sender_close(t->pl, t->sender, now);
+    }
+    return 0;
+}
+
+/* ---- the driver's host ---- */
+
+static void progress(sender_tool *t, uint64_t now, int final) {
+    if (!t->report.progress) return;
+    if (!final && now < t->report.progress_next_ns) return;
+    t->report.progress_next_ns = now + PROGRESS_NS;
+    double s = (double)(now - t->report.start_ns) / 1e9;
+    double bytes = t->queued ? (double)t->bytes_queued * (double)t->stored / (double)t->queued : 0;
+    char rate[32];
+    fprintf(stderr, "\r  stored %lld/%lld%s  %s  rtt %.2f ms  retransmits %llu  %.1f s   %s",
+            (long long)t->stored, (long long)t->queued, t->closed ? "" : "+", tool_rate(s > 0 ? bytes * 8 / s : 0, rate, sizeof rate),
+            (double)t->last.rtt_ns_smoothed / 1e6, (unsigned long long)t->last.packets_retransmitted, s,
+            final ? "\n" : "");
+}
+
+static int on_event(void *ctx, pure_link *pl, const pure_link_event *ev, int refused, uint64_t now) {
+    sender_tool *t = ctx;
+    tool_report_event(&t->report, ev, refused, now);
+    switch (ev->kind) {
+    case PURE_LINK_EVENT_STORED:
+        t->stored = ev->record;
+        break;
+    case PURE_LINK_EVENT_REFUSED:
+        progress(t, now, 1);
+        tool_log("the receiver refused the stream: %s; retrying%s", reason_text(ev->reason),
+                 t->deadline_ns != UINT64_MAX ? " until --deadline" : " (Ctrl-C stops)");
+        t->refused = 1, t->refused_reason = ev->reason, t->refused_since_ns = now;
+        break;
+    case PURE_LINK_EVENT_RELEASED:
+        tool_log("the receiver accepts the stream now");
+        t->refused = 0;
+        break;
+    case PURE_LINK_EVENT_CLOSED:
+        pure_link_stats_get(pl, t->sender, &t->last);
+        t->done = 1;
+        return 1;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int on_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {
+    sender_tool *t = ctx;
+    if (feed(t, watched, now) != 0) {
+        t->failed = 1;
+        return 1;
+    }
+    if (now >= t->report.progress_next_ns || now >= t->next_metrics_ns) {
+        pure_link_stats_get(pl, t->sender, &t->last);
+        if (now >= t->next_metrics_ns) {
+            tool_report_metrics(&t->report, &t->last, now);
+            t->next_metrics_ns = now + METRICS_NS;
+        }
+        progress(t, now, 0);
+    }
+    return now >= t->deadline_ns ? 2 : 0;
+}
+
+static void on_datagram(void *ctx, int sent, const pure_link_addr *peer, size_t len, uint64_t now) {
+    sender_tool *t = ctx;
+    tool_report_datagram(&t->report, sent, peer, len, now);
+}
+
+static uint64_t wake_ns(void *ctx) {
+    sender_tool *t = ctx;
+    uint64_t at = t->deadline_ns;
+    if (t->report.progress && t->report.progress_next_ns < at) at = t->report.progress_next_ns;
+    if (t->report.qlog && t->next_metrics_ns < at) at = t->next_metrics_ns;
+    return at; /* feed() queues until the sender is full: then only the network can help */
+}
+
+/* ---- options ---- */
+
+typedef struct send_options {
+    const char *key, *to, *peer, *source, *input, *bind, *keylog, *qlog, *stats;
+    uint64_t shape, deadline_ns, generate, size;
+    int framed, gso, gro, progress, have_generate;
+} send_options;
+
+static int parse_options(int argc, char **argv, send_options *o) {
+    static const struct option longs[] = {
+        {"key", required_argument, 0, 'k'},      {"to", required_argument, 0, 't'},
+        {"peer", required_argument, 0, 'p'},     {"source", required_argument, 0, 's'},
+        {"input", required_argument, 0, 'i'},    {"shape", required_argument, 0, 'S'},
+        {"bind", required_argument, 0, 'b'},     {"framed", no_argument, 0, 'f'},
+        {"generate", required_argument, 0, 'g'}, {"size", required_argument, 0, 'z'},
+        {"deadline", required_argument, 0, 'd'}, {"no-gso", no_argument, 0, 'G'},
+        {"no-gro", no_argument, 0, 'R'},         {"progress", no_argument, 0, 'P'},
+        {"no-progress", no_argument, 0, 'Q'},    {"keylog", required_argument, 0, 'K'},
+        {"qlog", required_argument, 0, 'L'},     {"stats", optional_argument, 0, 'J'},
+        {0, 0, 0, 0}};
+    *o = (send_options){.source = "out", .deadline_ns = UINT64_MAX, .size = 1024, .gso = 1, .gro = 1,
+                        .progress = isatty(2)};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":k:t:p:s:i:fg:d:", longs, NULL)) != -1) {
+        switch (c) {
+        case 'k': o->key = optarg; break;
+        case 't': o->to = optarg; break;
+        case 'p': o->peer = optarg; break;
+        case 's': o->source = optarg; break;
+        case 'i': o->input = optarg; break;
+        case 'S': if (tool_parse_count(optarg, "--shape", &o->shape) != 0) return -1; break;
+        case 'b': o->bind = optarg; break;
+        case 'f': o->framed = 1; break;
+        case 'g': if (tool_parse_count(optarg, "--generate", &o->generate) != 0) return -1; o->have_generate = 1; break;
+        case 'z': if (tool_parse_size(optarg, "--size", &o->size) != 0) return -1; break;
+        case 'd': if (tool_parse_duration(optarg, "--deadline", &o->deadline_ns) != 0) return -1; break;
+        case 'G': o->gso = 0; break;
+        case 'R': o->gro = 0; break;
+        case 'P': o->progress = 1; break;
+        case 'Q': o->progress = 0; break;
+        case 'K': o->keylog = optarg; break;
+        case 'L': o->qlog = optarg; break;
+        case 'J': o->stats = optarg ? optarg : "-"; break;
+        case ':': tool_log("option %s needs a value (see pure-link help send)", argv[optind - 1]); return -1;
+        default: tool_log("unknown option %s (see pure-link help send)", argv[optind - 1]); return -1;
+        }
+    }
+    const char *missing = !o->key ? "--key FILE" : !o->to ? "--to HOST:PORT" : !o->peer ? "--peer KEY"
+                          : !o->input ? "--input NAME" : NULL;
+    if (missing) {
+        tool_log("missing %s (see pure-link help send)", missing);
+        return -1;
+    }
+    if (o->size > PURE_LINK_RECORD_MOST) {
+        tool_log("--size %llu: a record holds at most 16 MiB", (unsigned long long)o->size);
+        return -1;
+    }
+    if (strlen(o->source) < 1 || strlen(o->source) > PURE_LINK_NAME_MOST || strlen(o->input) > PURE_LINK_NAME_MOST ||
+        !o->input[0]) {
+        tool_log("--source and --input names have 1..64 bytes");
+        return -1;
+    }
+    if (o->have_generate && (optind < argc || o->framed)) {
+        tool_log("--generate takes no FILE and no --framed");
+        return -1;
+    }
+    return 0;
+}
+
+static int setup_input(sender_tool *t, const send_options *o, int argc, char **argv) {
+    t->fd = -1;
+    if (o->have_generate) {
+        t->source_kind = SRC_GENERATE;
+        t->generate_count = o->generate, t->generate_size = o->size;
+        t->buf_cap = o->size;
+    } else if (optind < argc && !(argc - optind == 1 && strcmp(argv[optind], "-") == 0)) {
+        t->source_kind = SRC_FILES;
+        t->files = argv + optind, t->files_len = argc - optind;
+        t->buf_cap = PURE_LINK_RECORD_MOST;
+    } else {
+        t->source_kind = o->framed ? SRC_FRAMED : SRC_LINES;
+        t->fd = 0;
+        t->buf_cap = PURE_LINK_RECORD_MOST + FRAME_HEADER_BYTES + READ_CHUNK_BYTES;
+    }
+    t->buf = malloc(t->buf_cap ? t->buf_cap : 1);
+    if (t->buf == NULL) {
+        tool_log("out of memory");
+        return TOOL_ERR_SYSTEM;
+    }
+    return TOOL_OK;
+}
+
+static int open_sender(sender_tool *t, const send_options *o, pure_link_config *cfg, void **mem) {
+    int code = tool_key_load(o->key, cfg->static_secret);
+    if (code != TOOL_OK) return code;
+    pure_link_sender_config sc = {.version = PURE_LINK_VERSION, .source = o->source, .input = o->input,
+                                  .shape = o->shape};
+    if (tool_parse_key_hex(o->peer, sc.receiver_public) != 0) {
+        tool_log("--peer '%s': want the receiver's public key, 64 hex digits (pure-link pub)", o->peer);
+        return TOOL_ERR_USAGE;
+    }
+    char err[256];
+    if (pl_addr_parse(o->to, &sc.receiver_addr, err, sizeof err) != 0) {
+        tool_log("--to: %s", err);
+        return TOOL_ERR_USAGE;
+    }
+    cfg->senders_most = 1;
+    cfg->peers_most = PURE_LINK_NONE;
+    *mem = tool_endpoint(cfg, &t->pl);
+    if (*mem == NULL) return TOOL_ERR_SYSTEM;
+    t->sender = pure_link_sender_open(t->pl, &sc, pl_now_ns());
+    if (t->sender < 0) {
+        tool_log("cannot open the sender: %s", pure_link_strerror(t->sender));
+        return TOOL_ERR_USAGE;
+    }
+    return TOOL_OK;
+}
+
+static int open_socket(const send_options *o, const pure_link_addr *to, const sigset_t *mask, pl_io **io) {
+    pl_io_options io_opt = {.gso = o->gso, .gro = o->gro, .wait_mask = mask};
+    char err[256];
+    sa_family_t family;
+    memcpy(&family, to->bytes, sizeof family);
+    const char *bind = o->bind ? o->bind : family == AF_INET6 ? "[::]:0" : "0.0.0.0:0";
+    if (pl_addr_parse(bind, &io_opt.bind, err, sizeof err) != 0) {
+        tool_log("--bind: %s", err);
+        return TOOL_ERR_USAGE;
+    }
+    if (pl_io_posix_open(io, &io_opt, err, sizeof err) != 0) {
+        tool_log("%s", err);
+        return TOOL_ERR_SYSTEM;
+    }
+    return TOOL_OK;
+}
+
+static void summary(sender_tool *t, uint64_t now) {
+    if (!t->report.progress) return;
+    progress(t, now, 1);
+    double s = (double)(now - t->report.start_ns) / 1e9;
+    char bytes[32], rate[32];
+    fprintf(stderr, "  %lld records (%s) stored in %.2f s: %s, rtt %.2f ms (min %.2f), %llu epochs, %llu retransmits\n",
+            (long long)t->stored, tool_bytes(t->bytes_queued, bytes, sizeof bytes), s,
+            tool_rate(s > 0 ? (double)t->bytes_queued * 8 / s : 0, rate, sizeof rate),
+            (double)t->last.rtt_ns_smoothed / 1e6, (double)t->last.rtt_ns_min / 1e6,
+            (unsigned long long)t->last.epochs, (unsigned long long)t->last.packets_retransmitted);
+}
+
+/* What the loop's end means, as an exit code with its one line. */
+static int outcome(sender_tool *t, int r, const char *err, uint64_t now) {
+    if (t->done) return TOOL_OK;
+    if (t->failed) return TOOL_ERR_SYSTEM; /* the input failed; its line is logged */
+    if (r < 0) {
+        tool_log("%s", err);
+        return TOOL_ERR_SYSTEM;
+    }
+    if (r == 0) {
+        tool_log("stopped by a signal: %lld of %lld records stored", (long long)t->stored, (long long)t->queued);
+        return TOOL_ERR_STOPPED;
+    }
+    if (t->refused) {
+        tool_log("refused by the receiver (%s) for %.1f s: gave up at --deadline; %lld of %lld records stored",
+                 reason_text(t->refused_reason), (double)(now - t->refused_since_ns) / 1e9, (long long)t->stored,
+                 (long long)t->queued);
+        return TOOL_ERR_REFUSED;
+    }
+    tool_log("--deadline passed: %lld of %lld records stored (is the receiver up at --to?)", (long long)t->stored,
+             (long long)t->queued);
+    return TOOL_ERR_DEADLINE;
+}
+
+int tool_send_main(int argc, char **argv) {
+    send_options o;
+    if (parse_options(argc, argv, &o) != 0) return TOOL_ERR_USAGE;
+    sender_tool *t = calloc(1, sizeof *t);
+    t->last.version = PURE_LINK_STATS_VERSION;
+    pure_link_config cfg = {0};
+    void *mem = NULL;
+    pl_io *io = NULL;
+    sigset_t mask;
+    tool_signals(&mask);
+    t->report.progress = o.progress;
+    t->report.stats_path = o.stats;
+    int code = setup_input(t, &o, argc, argv);
+    if (code == TOOL_OK) code = open_sender(t, &o, &cfg, &mem);
+    pure_link_addr to;
+    char err[256];
+    if (code == TOOL_OK) pl_addr_parse(o.to, &to, err, sizeof err), code = open_socket(&o, &to, &mask, &io);
+    if (code == TOOL_OK) code = tool_report_open(&t->report, o.keylog, o.qlog, "pure-link send");
+    if (code == TOOL_OK && t->fd == 0) {
+        int w = io->ops->watch(io, 0);
+        t->fd_is_file = w == -EPERM;
+        if (w != 0 && w != -EPERM) {
+            tool_log("stdin: %s", strerror(-w));
+            code = TOOL_ERR_SYSTEM;
+        }
+    }
+    if (code == TOOL_OK) {
+        uint64_t start = pl_now_ns();
+        if (o.deadline_ns != UINT64_MAX) t->deadline_ns = start + o.deadline_ns;
+        else t->deadline_ns = UINT64_MAX;
+        pl_driver_config dc = {.pl = t->pl, .io = io, .stop = &tool_stop,
+                               .host = {.ctx = t, .event = on_event, .turn = on_turn, .datagram = on_datagram,
+                                        .wake_ns = wake_ns}};
+        if (!o.qlog) dc.host.datagram = NULL;
+        int r = pl_driver_run(&dc, NULL, err, sizeof err);
+        uint64_t now = pl_now_ns();
+        if (t->done) summary(t, now);
+        else if (t->report.progress) progress(t, now, 1);
+        code = outcome(t, r, err, now);
+        pure_link_stats ep = {.version = PURE_LINK_STATS_VERSION};
+        pure_link_stats_get(t->pl, -1, &ep);
+        pure_link_stats_get(t->pl, t->sender, &t->last);
+        char extra[256];
+        snprintf(extra, sizeof extra, "\"records_queued\":%lld,\"records_stored\":%lld,\"record_bytes\":%llu,\"exit\":%d",
+                 (long long)t->queued, (long long)t->stored, (unsigned long long)t->bytes_queued, code);
+        int sc = tool_report_stats(&t->report, "send", &ep, &t->last, &io->stats, extra, now);
+        if (code == TOOL_OK) code = sc;
+    }
+    tool_report_close(&t->report);
+    if (io) io->ops->close(io);
+    free(mem);
+    free(t->buf);
+    free(t);
+    return code;
+}

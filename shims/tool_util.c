@@ -1,0 +1,185 @@
+/* tool_util.c: log lines, sizes and durations with units, hex, randomness, signals and the
+ * endpoint's memory for the `pure-link` tool (tool.h). */
+#define _GNU_SOURCE
+#include "tool.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+static const char *command = "pure-link";
+
+void tool_set_command(const char *cmd) { command = cmd; }
+
+void tool_log(const char *fmt, ...) {
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n", command, line);
+}
+
+typedef struct unit {
+    const char *name;
+    uint64_t scale;
+} unit;
+
+/* A decimal number with an optional fraction, then a unit from the table. */
+static int parse_scaled(const char *text, const unit *units, int unit_needed, uint64_t *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || errno != 0 || v < 0 || text[0] == '-' || text[0] == '+') return -1;
+    uint64_t scale = 0;
+    if (*end == 0) {
+        if (unit_needed && v != 0) return -1;
+        scale = 1;
+    } else {
+        for (const unit *u = units; u->name; u++)
+            if (strcmp(end, u->name) == 0) scale = u->scale;
+        if (scale == 0) return -1;
+    }
+    double r = v * (double)scale;
+    if (r >= 18446744073709551615.0) return -1;
+    *out = (uint64_t)(r + 0.5);
+    return 0;
+}
+
+int tool_parse_size(const char *text, const char *what, uint64_t *out) {
+    static const unit units[] = {{"B", 1},           {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30},
+                                 {"kB", 1000},       {"KB", 1000},        {"MB", 1000000},     {"GB", 1000000000},
+                                 {"k", 1ull << 10},  {"K", 1ull << 10},   {"M", 1ull << 20},   {"G", 1ull << 30},
+                                 {NULL, 0}};
+    if (parse_scaled(text, units, 0, out) == 0) return 0;
+    tool_log("%s '%s': want a size such as 1500, 16KiB, 1MiB", what, text);
+    return -1;
+}
+
+int tool_parse_duration(const char *text, const char *what, uint64_t *out) {
+    static const unit units[] = {{"ns", 1},           {"us", 1000},          {"ms", 1000000},
+                                 {"s", 1000000000ull}, {"m", 60000000000ull}, {"min", 60000000000ull},
+                                 {"h", 3600000000000ull}, {NULL, 0}};
+    if (parse_scaled(text, units, 1, out) == 0) return 0;
+    tool_log("%s '%s': want a duration with its unit, such as 250ms, 30s, 2m", what, text);
+    return -1;
+}
+
+int tool_parse_count(const char *text, const char *what, uint64_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != 0 || errno != 0) {
+        tool_log("%s '%s': want a whole number", what, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+int tool_parse_key_hex(const char *text, uint8_t out[32]) {
+    if (strlen(text) != 64) return -1;
+    for (int i = 0; i < 32; i++) {
+        int hi = hex_digit(text[2 * i]), lo = hex_digit(text[2 * i + 1]);
+        if (hi < 0 || lo < 0) return -1;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return 0;
+}
+
+void tool_hex(const uint8_t *bytes, size_t n, char *out) {
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) out[2 * i] = digits[bytes[i] >> 4], out[2 * i + 1] = digits[bytes[i] & 15];
+    out[2 * n] = 0;
+}
+
+int tool_random(uint8_t *out, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = getrandom(out + got, n - got, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            tool_log("getrandom: %s", strerror(errno));
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+const char *tool_bytes(uint64_t bytes, char *buf, size_t len) {
+    static const char *names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int i = 0;
+    while (v >= 1024 && i < 4) v /= 1024, i++;
+    snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", v, names[i]);
+    return buf;
+}
+
+const char *tool_rate(double bits_per_s, char *buf, size_t len) {
+    if (bits_per_s >= 1e9) snprintf(buf, len, "%.2f Gbit/s", bits_per_s / 1e9);
+    else if (bits_per_s >= 1e6) snprintf(buf, len, "%.1f Mbit/s", bits_per_s / 1e6);
+    else snprintf(buf, len, "%.1f kbit/s", bits_per_s / 1e3);
+    return buf;
+}
+
+/* ---- signals: SIGINT and SIGTERM stop the loop; they are blocked except while waiting,
+ * so that none arrives between the check of tool_stop and the wait. ---- */
+
+volatile sig_atomic_t tool_stop;
+
+static void on_signal(int sig) { tool_stop = sig; }
+
+void tool_signals(sigset_t *wait_mask) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, wait_mask);
+    sigdelset(wait_mask, SIGINT);
+    sigdelset(wait_mask, SIGTERM);
+}
+
+void *tool_endpoint(pure_link_config *cfg, pure_link **out) {
+    pure_link_config_default(cfg);
+    size_t size = pure_link_size(cfg);
+    if (size == 0) {
+        tool_log("the endpoint's configuration is invalid");
+        return NULL;
+    }
+    size_t rounded = (size + PURE_LINK_ALIGN - 1) / PURE_LINK_ALIGN * PURE_LINK_ALIGN;
+    void *mem = aligned_alloc(PURE_LINK_ALIGN, rounded);
+    uint8_t seed[32];
+    if (mem == NULL) {
+        tool_log("out of memory (%zu bytes for the endpoint)", size);
+        return NULL;
+    }
+    if (tool_random(seed, sizeof seed) != 0) {
+        free(mem);
+        return NULL;
+    }
+    *out = pure_link_init(mem, rounded, cfg, seed, pl_now_ns());
+    if (*out == NULL) {
+        tool_log("the endpoint did not start (configuration)");
+        free(mem);
+        return NULL;
+    }
+    return mem;
+}

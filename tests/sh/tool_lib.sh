@@ -1,0 +1,44 @@
+# tool_lib.sh: helpers of the tool's shell tests (sourced).  Every process a test starts
+# is remembered and ended by its id at exit; every wait is bounded.
+P=build/pure-link
+work=$(mktemp -d)
+pids=""
+cleanup() { for p in $pids; do kill -9 "$p" 2>/dev/null; done; [ -n "${KEEP:-}" ] || rm -rf "$work"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; echo "work: $work"; for f in "$work"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -20 "$f"; }; done; exit 1; }
+
+# keys: r.key, s.key and their public keys in $RP, $SP.
+make_keys() {
+    RP=$($P keygen "$work/r.key") || fail "keygen r.key"
+    SP=$($P keygen "$work/s.key") || fail "keygen s.key"
+}
+
+# start_recv NAME ARGS...: a receiver in the background, logging to $work/NAME.log; sets
+# $rpid and $port (from its "listening on" line).
+start_recv() {
+    name=$1; shift
+    $P recv --key "$work/r.key" --no-progress "$@" 2> "$work/$name.log" &
+    rpid=$!
+    pids="$pids $rpid"
+    i=0
+    while ! grep -q 'listening on' "$work/$name.log" 2>/dev/null; do
+        i=$((i + 1)); [ $i -gt 100 ] && fail "receiver $name did not start"
+        kill -0 $rpid 2>/dev/null || fail "receiver $name exited"
+        sleep 0.05
+    done
+    port=$(sed -n 's/.*listening on .*:\([0-9]*\)$/\1/p' "$work/$name.log" | head -1)
+}
+
+# stop_recv: SIGINT, and wait for its clean exit (status in $rstatus).
+stop_recv() {
+    kill -INT $rpid
+    i=0
+    while kill -0 $rpid 2>/dev/null; do
+        i=$((i + 1)); [ $i -gt 100 ] && fail "receiver did not stop on SIGINT"
+        sleep 0.05
+    done
+    wait $rpid; rstatus=$?
+}
+
+# json FILE EXPR: a value from a --stats file (EXPR in Python over `j`).
+json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
