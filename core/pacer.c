@@ -10,7 +10,9 @@
 #define PL_PACER_DATAGRAM_MOST 65535u
 
 _Static_assert(PL_PACER_BURST_DATAGRAMS >= 1, "at least one packet may always go");
-_Static_assert((uint64_t)PL_PACER_DATAGRAM_MOST * PL_PACER_BURST_DATAGRAMS * PL_PACER_NS_PER_S < UINT64_MAX / 2,
+_Static_assert(PL_PACER_BURST_DATAGRAMS_MOST >= PL_PACER_BURST_DATAGRAMS, "the largest burst is at least the least");
+_Static_assert(PL_PACER_RATE_MOST * PL_PACER_BURST_NS < UINT64_MAX / 2, "1 ms of the top rate fits 64 bits");
+_Static_assert((uint64_t)PL_PACER_DATAGRAM_MOST * PL_PACER_BURST_DATAGRAMS_MOST * PL_PACER_NS_PER_S < UINT64_MAX / 2,
                "the burst, in byte-ns per s, fits 64 bits with room for one more");
 _Static_assert(PL_PACER_GAIN_PERCENT_SLOW_START >= 100 && PL_PACER_GAIN_PERCENT_AVOIDANCE >= 100,
                "a pacer slower than the window would starve it");
@@ -38,7 +40,9 @@ void pl_pacer_init(pl_pacer *pacer, uint32_t datagram_bytes, uint64_t now_ns) {
     assert(pacer != NULL);
     assert(datagram_bytes >= 1 && datagram_bytes <= PL_PACER_DATAGRAM_MOST);
     pacer->rate_bytes_per_s = 0;
-    pacer->burst = (uint64_t)datagram_bytes * PL_PACER_BURST_DATAGRAMS * PL_PACER_NS_PER_S;
+    pacer->burst_least = (uint64_t)datagram_bytes * PL_PACER_BURST_DATAGRAMS * PL_PACER_NS_PER_S;
+    pacer->burst_most = (uint64_t)datagram_bytes * PL_PACER_BURST_DATAGRAMS_MOST * PL_PACER_NS_PER_S;
+    pacer->burst = pacer->burst_least;
     pacer->credit = pacer->burst;
     pacer->credit_ns = now_ns;
     pl_pacer_check(pacer);
@@ -61,6 +65,10 @@ void pl_pacer_set_rate(pl_pacer *pacer, uint64_t rate_bytes_per_s, uint64_t now_
     pacer->credit = pl_pacer_credit_at(pacer, now_ns);
     pacer->credit_ns = now_ns;
     pacer->rate_bytes_per_s = rate_bytes_per_s;
+    /* 1 ms of the rate, in credit units (bytes * 1e9 = rate * ns), within its bounds. */
+    uint64_t burst = rate_bytes_per_s * PL_PACER_BURST_NS;
+    pacer->burst = burst < pacer->burst_least ? pacer->burst_least : burst > pacer->burst_most ? pacer->burst_most : burst;
+    if (pacer->credit > pacer->burst) pacer->credit = pacer->burst;
     pl_pacer_check(pacer);
 }
 

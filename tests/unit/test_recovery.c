@@ -776,6 +776,36 @@ static void pacer_allows_the_burst_after_idle(void) {
     CHECK_EQ_U(pl_pacer_next_send_ns(&p, now, MSS / 2), now + 500 * US);
 }
 
+static void pacer_burst_is_a_millisecond_of_a_high_rate(void) {
+    pl_pacer p;
+    uint64_t now = 0;
+    pl_pacer_init(&p, MSS, now);
+    /* 40 datagrams a millisecond: after an idle second, 40 go at once, the 41st waits. */
+    pl_pacer_set_rate(&p, PKTS(40000), now);
+    now += 1 * SEC;
+    for (int i = 0; i < 40; i++) {
+        CHECK_EQ_U(pl_pacer_next_send_ns(&p, now, MSS), now);
+        pl_pacer_on_sent(&p, MSS, now);
+    }
+    CHECK(pl_pacer_next_send_ns(&p, now, MSS) > now);
+    /* 1,000 datagrams a millisecond: the burst stops at 64. */
+    pl_pacer_set_rate(&p, PKTS(1000000), now);
+    now += 1 * SEC;
+    for (int i = 0; i < 64; i++) {
+        CHECK_EQ_U(pl_pacer_next_send_ns(&p, now, MSS), now);
+        pl_pacer_on_sent(&p, MSS, now);
+    }
+    CHECK(pl_pacer_next_send_ns(&p, now, MSS) > now);
+    /* Back to a low rate: the burst shrinks to 10 and the credit with it. */
+    pl_pacer_set_rate(&p, PKTS(1000), now + 1 * SEC);
+    now += 2 * SEC;
+    for (int i = 0; i < 10; i++) {
+        CHECK_EQ_U(pl_pacer_next_send_ns(&p, now, MSS), now);
+        pl_pacer_on_sent(&p, MSS, now);
+    }
+    CHECK_EQ_U(pl_pacer_next_send_ns(&p, now, MSS), now + 1 * MS);
+}
+
 static void pacer_rate_and_gain(void) {
     /* cwnd / srtt * gain: 145,200 B / 100 ms = 1,452,000 B/s; x2 in slow start, x1.25 after. */
     CHECK_EQ_U(pl_pacer_rate_bytes_per_s(PKTS(100), 100 * MS, 1), 2904000);
@@ -812,4 +842,5 @@ TEST_MAIN(TEST_CASE(rtt_first_sample), TEST_CASE(rtt_later_samples), TEST_CASE(r
           TEST_CASE(undo_all_spurious_restores), TEST_CASE(undo_partially_spurious_does_not_restore),
           TEST_CASE(undo_never_restores_an_earlier_episode), TEST_CASE(persistent_congestion_collapses),
           TEST_CASE(pacer_spreads_a_window_over_the_rtt), TEST_CASE(pacer_allows_the_burst_after_idle),
+          TEST_CASE(pacer_burst_is_a_millisecond_of_a_high_rate),
           TEST_CASE(pacer_rate_and_gain))
