@@ -133,6 +133,12 @@ $(B)/vectors: tools/vectors.c $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ tools/vectors.c $(LIB_A) $(LIBS)
 
+# The shims' benchmark drives two endpoints through the shim library (both backends).
+$(B)/bench/bench_posix: tests/bench/bench_posix.c $(SHIM_A) $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(SHIM_A) $(LIB_A) $(LIBS) -luring -lpthread
+
 $(B)/bench/%: tests/bench/%.c $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
@@ -210,6 +216,7 @@ test: all $(TEST_BIN) $(B)/interop_sender $(EXAMPLE_BIN) check-pure $(WS_PLUGIN)
 	@B=$(B) PL_CFLAGS="$(CFLAGS)" sh tests/run.sh "$(T)"
 
 demo: all
+	@sh scripts/demo_loopback.sh
 	@$(SIM_BIN) sim/scenarios/demo.conf --realtime
 
 bench: all $(BENCH_BIN)
