@@ -62,7 +62,7 @@ static const char recv_help[] =
     "\n"
     "SYNOPSIS\n"
     "    pure-link recv --key FILE --config FILE [--listen ADDR] [--keylog FILE] [--qlog FILE]\n"
-    "                   [--stats[=FILE]] [--progress] [--no-gso] [--no-gro]\n"
+    "                   [--stats[=FILE]] [--progress] [--no-gso] [--no-gro] [--io auto|posix|uring]\n"
     "\n"
     "DESCRIPTION\n"
     "    Listens on ADDR (default :4433) and takes streams from the senders the config\n"
@@ -94,6 +94,9 @@ static const char recv_help[] =
     "    --stats[=FILE]    write statistics as JSON on exit (default: stdout)\n"
     "    --progress        a progress line on stderr (the default on a terminal)\n"
     "    --no-gso, --no-gro  send or receive one datagram per system call buffer\n"
+    "    --io KIND         the socket backend: uring (io_uring), posix (epoll and\n"
+    "                      recvmmsg/sendmmsg), or auto (the default: io_uring where the\n"
+    "                      kernel allows it, else posix)\n"
     "\n"
     "LOG\n"
     "    One line on stderr for what a person must act on: the address it listens on, a\n"
@@ -107,7 +110,7 @@ static const char send_help[] =
     "    pure-link send --key FILE --to ADDR --peer KEY --input NAME [--source NAME]\n"
     "                   [--shape N] [--framed | --generate COUNT [--size SIZE]] [--deadline DUR]\n"
     "                   [--bind ADDR] [--keylog FILE] [--qlog FILE] [--stats[=FILE]]\n"
-    "                   [--progress | --no-progress] [--no-gso] [--no-gro] [FILE...]\n"
+    "                   [--progress | --no-progress] [--no-gso] [--no-gro] [--io KIND] [FILE...]\n"
     "\n"
     "DESCRIPTION\n"
     "    Records come from stdin, one per line (without its newline), or with --framed each\n"
@@ -133,7 +136,8 @@ static const char send_help[] =
     "    --stats[=FILE]    write statistics as JSON on exit (default: stdout)\n"
     "    --progress        a progress line on stderr: records stored, goodput, RTT,\n"
     "                      retransmits (the default on a terminal); --no-progress: none\n"
-    "    --no-gso, --no-gro  one datagram per system call buffer\n";
+    "    --no-gso, --no-gro  one datagram per system call buffer\n"
+    "    --io KIND         auto (default), uring or posix, as for recv\n";
 
 static int help(const char *topic) {
     if (topic && strcmp(topic, "recv") == 0) fputs(recv_help, stdout);

@@ -32,7 +32,7 @@ typedef struct receiver_tool {
 } receiver_tool;
 
 typedef struct recv_options {
-    const char *key, *config, *listen, *keylog, *qlog, *stats;
+    const char *key, *config, *listen, *keylog, *qlog, *stats, *io;
     int gso, gro, progress;
 } recv_options;
 
@@ -43,8 +43,8 @@ static int parse_options(int argc, char **argv, recv_options *o) {
         {"qlog", required_argument, 0, 'L'},   {"stats", optional_argument, 0, 'J'},
         {"no-gso", no_argument, 0, 'G'},       {"no-gro", no_argument, 0, 'R'},
         {"progress", no_argument, 0, 'P'},     {"no-progress", no_argument, 0, 'Q'},
-        {0, 0, 0, 0}};
-    *o = (recv_options){.listen = ":4433", .gso = 1, .gro = 1, .progress = isatty(2)};
+        {"io", required_argument, 0, 'I'},     {0, 0, 0, 0}};
+    *o = (recv_options){.listen = ":4433", .io = "auto", .gso = 1, .gro = 1, .progress = isatty(2)};
     optind = 1;
     opterr = 0;
     int c;
@@ -56,6 +56,7 @@ static int parse_options(int argc, char **argv, recv_options *o) {
         case 'K': o->keylog = optarg; break;
         case 'L': o->qlog = optarg; break;
         case 'J': o->stats = optarg ? optarg : "-"; break;
+        case 'I': o->io = optarg; break;
         case 'G': o->gso = 0; break;
         case 'R': o->gro = 0; break;
         case 'P': o->progress = 1; break;
@@ -177,7 +178,7 @@ static int open_socket(const recv_options *o, const sigset_t *mask, pl_io **io) 
         tool_log("--listen: %s", err);
         return TOOL_ERR_USAGE;
     }
-    if (pl_io_posix_open(io, &io_opt, err, sizeof err) != 0) {
+    if (pl_io_open(o->io, io, &io_opt, err, sizeof err) != 0) {
         tool_log("%s", err);
         return TOOL_ERR_SYSTEM;
     }

@@ -265,7 +265,7 @@ static uint64_t wake_ns(void *ctx) {
 /* ---- options ---- */
 
 typedef struct send_options {
-    const char *key, *to, *peer, *source, *input, *bind, *keylog, *qlog, *stats;
+    const char *key, *to, *peer, *source, *input, *bind, *keylog, *qlog, *stats, *io;
     uint64_t shape, deadline_ns, generate, size;
     int framed, gso, gro, progress, have_generate;
 } send_options;
@@ -281,8 +281,8 @@ static int parse_options(int argc, char **argv, send_options *o) {
         {"no-gro", no_argument, 0, 'R'},         {"progress", no_argument, 0, 'P'},
         {"no-progress", no_argument, 0, 'Q'},    {"keylog", required_argument, 0, 'K'},
         {"qlog", required_argument, 0, 'L'},     {"stats", optional_argument, 0, 'J'},
-        {0, 0, 0, 0}};
-    *o = (send_options){.source = "out", .deadline_ns = UINT64_MAX, .size = 1024, .gso = 1, .gro = 1,
+        {"io", required_argument, 0, 'I'},       {0, 0, 0, 0}};
+    *o = (send_options){.source = "out", .io = "auto", .deadline_ns = UINT64_MAX, .size = 1024, .gso = 1, .gro = 1,
                         .progress = isatty(2)};
     optind = 1;
     opterr = 0;
@@ -307,6 +307,7 @@ static int parse_options(int argc, char **argv, send_options *o) {
         case 'K': o->keylog = optarg; break;
         case 'L': o->qlog = optarg; break;
         case 'J': o->stats = optarg ? optarg : "-"; break;
+        case 'I': o->io = optarg; break;
         case ':': tool_log("option %s needs a value (see pure-link help send)", argv[optind - 1]); return -1;
         default: tool_log("unknown option %s (see pure-link help send)", argv[optind - 1]); return -1;
         }
@@ -392,7 +393,7 @@ static int open_socket(const send_options *o, const pure_link_addr *to, const si
         tool_log("--bind: %s", err);
         return TOOL_ERR_USAGE;
     }
-    if (pl_io_posix_open(io, &io_opt, err, sizeof err) != 0) {
+    if (pl_io_open(o->io, io, &io_opt, err, sizeof err) != 0) {
         tool_log("%s", err);
         return TOOL_ERR_SYSTEM;
     }

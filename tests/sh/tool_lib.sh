@@ -17,7 +17,7 @@ make_keys() {
 # $rpid and $port (from its "listening on" line).
 start_recv() {
     name=$1; shift
-    $P recv --key "$work/r.key" --no-progress "$@" 2> "$work/$name.log" &
+    $P recv --key "$work/r.key" --no-progress --io "${io:-auto}" "$@" 2> "$work/$name.log" &
     rpid=$!
     pids="$pids $rpid"
     i=0
