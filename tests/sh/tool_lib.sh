@@ -1,6 +1,6 @@
 # tool_lib.sh: helpers of the tool's shell tests (sourced).  Every process a test starts
 # is remembered and ended by its id at exit; every wait is bounded.
-P=build/pure-link
+P=${B:-build}/pure-link
 work=$(mktemp -d)
 pids=""
 cleanup() { for p in $pids; do kill -9 "$p" 2>/dev/null; done; [ -n "${KEEP:-}" ] || rm -rf "$work"; }
