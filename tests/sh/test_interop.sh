@@ -14,7 +14,12 @@ trap 'rm -rf "$out"' EXIT
 python3 tests/interop/receiver.py --port "$port" --secret "$rsec" --peer "$spub" --records $records \
     --out "$out/r.json" --timeout 30 > "$out/receiver.log" 2>&1 &
 rpid=$!
-sleep 0.5
+# Wait until it is bound (its port is in /proc/net/udp): a first packet sent before that
+# is lost, and a PTO copy of it would be a second packet in epoch 0.
+hex=$(printf '%04X' "$port"); i=0
+until grep -q ":$hex " /proc/net/udp; do
+    i=$((i + 1)); [ $i -le 200 ] || { echo "receiver does not bind"; exit 1; }; sleep 0.05
+done
 if ! sent=$(${B:-build}/interop_sender send $seed "$port" $records); then
     echo "sender: $sent"; cat "$out/receiver.log"; kill $rpid 2>/dev/null; exit 1
 fi

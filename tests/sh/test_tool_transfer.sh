@@ -9,7 +9,7 @@ set -u
 make_keys
 for io in posix uring; do
 echo "== --io $io"
-rm -rf "$work/store" "$work/memo"
+rm -rf "$work/store" "$work/memo" "$work"/*.log "$work"/*.json  # the last backend's, not to be read again
 printf 'peer %s *\ninput logs 1 %s\nmemo %s\n' "$SP" "$work/store" "$work/memo" > "$work/r.conf"
 
 # 1. exactly once, bytes checked
