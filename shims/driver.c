@@ -168,6 +168,15 @@ static int finish_sync(loop *l) {
     return 0;
 }
 
+/* At a stop: what the endpoint already counted as sent leaves, if the socket takes it
+ * within SHUTDOWN_FLUSH_NS. */
+#define SHUTDOWN_FLUSH_NS 100000000ull
+static void flush_out(pl_io *io) {
+    uint64_t until = pl_now_ns() + SHUTDOWN_FLUSH_NS;
+    while (io->ops->flush(io) == -EAGAIN && pl_now_ns() < until)
+        if (io->ops->wait(io, until, 1) < 0) break;
+}
+
 int pl_driver_run(const pl_driver_config *c, pl_driver_stats *stats, char *err, size_t err_len) {
     pl_driver_stats local;
     loop l = {.c = c, .stats = stats ? stats : &local, .err = err, .err_len = err_len};
@@ -191,6 +200,7 @@ int pl_driver_run(const pl_driver_config *c, pl_driver_stats *stats, char *err, 
     }
     int r = finish_sync(&l);
     if (r != 0 && err[0] == 0) snprintf(err, err_len, "commit: %s", strerror(-r));
+    flush_out(c->io);
     return r;
 }
 
@@ -211,6 +221,6 @@ int pl_driver_commit_all(const pl_driver_config *c, char *err, size_t err_len) {
     while ((buf = c->io->ops->slot(c->io, &to)) != NULL &&
            (len = pure_link_pull(c->pl, buf, PURE_LINK_DATAGRAM_MOST, to, now)) > 0)
         c->io->ops->push(c->io, (size_t)len);
-    c->io->ops->flush(c->io);
+    flush_out(c->io);
     return 0;
 }
