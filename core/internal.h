@@ -156,6 +156,7 @@ typedef struct pl_sender {
     uint64_t stored_off, end_off;          /* stream offsets */
     uint64_t next_off;                     /* first stream byte never sent */
     uint64_t acked_end;                    /* highest end of an acknowledged range */
+    uint64_t acked_progress_ns;            /* when acked_end last moved */
     uint64_t credit;                       /* from STORED */
     pl_rangeset resend;
     pl_range resend_store[PL_RESEND_RANGES_MOST];
@@ -497,6 +498,7 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, 
                        size_t len, uint64_t now_ns);
 void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns);
 void pl_sender_requeue_oldest(pl_sender *s);
+void pl_sender_free_slot(pl_sender *s, uint64_t now_ns);
 void pl_sender_release(pure_link *pl, pl_sender *s);
 void pl_sender_emit(pure_link *pl, pl_sender *s);
 

@@ -23,6 +23,14 @@ static void declare_lost(pl_sender *s, pl_sent *e, uint64_t now_ns) {
     s->rs.newly_lost_bytes += e->bytes;
 }
 
+/* A PTO probe finds the ring of sent packets full: the packet whose slot it takes was sent
+ * a whole ring ago and is still unacknowledged, so it counts as lost (otherwise the probes
+ * could never leave, and with nothing acknowledged nothing else would free it). */
+void pl_sender_free_slot(pl_sender *s, uint64_t now_ns) {
+    pl_sent *e = &s->sent[s->pn_next % s->sent_most];
+    if (e->state == PL_SENT_FLIGHT) declare_lost(s, e, now_ns);
+}
+
 void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns) {
     (void)pl;
     s->loss_time_ns = PL_NONE;
@@ -129,6 +137,7 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
     if (e->len > 0 && e->off + e->len > s->acked_end) {
         if (s->acked_end <= s->stored_off) s->stored_progress_ns = now_ns;
         s->acked_end = e->off + e->len;
+        s->acked_progress_ns = now_ns;
     }
     if (e->trial && e->pn == s->trial_pn) *trial_acked = 1;
     e->state = PL_SENT_ACKED;

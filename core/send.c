@@ -250,6 +250,7 @@ static int sent_slot_free(const pl_sender *s) {
 /* May a datagram go now, and with what?  1: yes, *p planned; 0: held by pacing (its wait
  * becomes a deadline); -1: not now (no slot, nothing to send, window full). */
 static int ready(pl_sender *s, uint64_t now_ns, int probe, unsigned pn_len, plan *p) {
+    if (probe) pl_sender_free_slot(s, now_ns);  /* a probe always finds a slot */
     if (!sent_slot_free(s)) return -1;
     if (!plan_next(s, now_ns, pn_len, probe, p)) {
         /* Nothing to send with room in the window: rate samples until this flight is
@@ -352,9 +353,17 @@ void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns) {
     }
     if (!s->refused && s->acked_end > s->stored_off &&
         now_ns >= s->stored_progress_ns + PL_RESEND_UNSTORED_NS) {
-        /* Seed rule: records heard as received but not stored within 1 s are resent. */
-        pl_rangeset_add_cover(&s->resend, s->stored_off, s->acked_end);
-        s->stats.records_resent += pl_sender_record_at(s, s->acked_end - 1) - s->records_stored + 1;
+        /* Seed rule: records heard as received but not stored within 1 s are resent.  A
+         * record whose bytes are still being acknowledged has not been received yet: a long
+         * record on a slow path is not sent again from its start every second (it would
+         * never get through); once its bytes stop arriving it is. */
+        uint64_t hi = s->acked_end, k = pl_sender_record_at(s, hi - 1);
+        uint64_t k_end = k + 1 == s->records_end ? s->end_off : s->record_start[(k + 1) % s->records_most];
+        if (k_end > hi && now_ns < s->acked_progress_ns + PL_RESEND_UNSTORED_NS) hi = s->record_start[k % s->records_most];
+        if (hi > s->stored_off) {
+            pl_rangeset_add_cover(&s->resend, s->stored_off, hi);
+            s->stats.records_resent += pl_sender_record_at(s, hi - 1) - s->records_stored + 1;
+        }
         s->stored_progress_ns = now_ns;
     }
     if (s->epoch >= 1 && s->offer_epoch == 0 &&
