@@ -21,7 +21,7 @@
 
 #include "pure_link.h"
 
-#define SIM_KEYS_NODES_MOST 64u  /* nodes a seal can be attributed to (SIM_NODES_MOST) */
+#define SIM_KEYS_NODES_MOST 1024u /* nodes a seal can be attributed to (SIM_NODES_MOST) */
 #define SIM_KEYS_NO_NODE UINT32_MAX
 
 typedef struct sim_keys_ctx {    /* one context address and the key last set there */

@@ -85,12 +85,15 @@ static void make_config(sim_world *w, sim_node *n) {
     if (n->spec->wire_count) {
         peers = n->spec->wire_count;
     } else {
-        for (uint32_t p = 0; p < w->sc->node_count; p++)
-            for (uint32_t i = 0; i < w->sc->link_count; i++)
-                if (w->sc->links[i].to == n->index && w->sc->links[i].from == p) { peers++; break; }
+        uint8_t seen[SIM_NODES_MOST] = {0};  /* distinct nodes with a link here */
+        for (uint32_t i = 0; i < w->sc->link_count; i++)
+            if (w->sc->links[i].to == n->index && !seen[w->sc->links[i].from]) seen[w->sc->links[i].from] = 1, peers++;
     }
     if (c->senders_most < links_out) c->senders_most = links_out;
     if (c->peers_most < peers) c->peers_most = peers;
+    /* A node with no link out has no sender, one with no peer no receiver half. */
+    if (links_out == 0) c->senders_most = PURE_LINK_NONE;
+    if (peers == 0) c->peers_most = c->runs_most = PURE_LINK_NONE;
     c->memo_enabled = n->spec->memo ? 1u : 0u;
 #define OVERRIDE(field, from) if (e->from) c->field = (__typeof__(c->field))e->from
     OVERRIDE(senders_most, senders_most);
@@ -123,8 +126,8 @@ int sim_node_setup(sim_world *w, sim_node *n, char *err, size_t err_len) {
     snprintf(label, sizeof label, "node:%s", n->spec->name);
     sim_rng_derive(&n->rng, w->seed, label);
 
-    uint8_t ip[4] = {10, 0, 0, (uint8_t)(n->index + 1)};
-    _Static_assert(SIM_NODES_MOST < 255, "node addresses are 10.0.0.1 .. 10.0.0.254");
+    uint8_t ip[4] = {10, 0, (uint8_t)((n->index + 1) >> 8), (uint8_t)(n->index + 1)};
+    _Static_assert(SIM_NODES_MOST < 65535, "node addresses are 10.0.0.1 .. 10.0.255.254");
     memcpy(n->ep.ip, ip, 4);
     n->ep.port = n->spec->port;
     n->addr.len = 6;
@@ -141,10 +144,18 @@ int sim_node_setup(sim_world *w, sim_node *n, char *err, size_t err_len) {
     }
     size_t memo_bytes = n->spec->memo ? pure_link_memo_size(&n->config) : 0;
     if (sim_disk_init(&n->disk, memo_bytes, n->spec->memo_sync_ns, n->spec->memo_crash) != 0 ||
-        grow_u32(&n->sender_links, &n->sender_capacity, n->config.senders_most ? n->config.senders_most : 1) != 0) {
+        grow_u32(&n->sender_links, &n->sender_capacity, n->config.senders_most && n->config.senders_most != PURE_LINK_NONE ? n->config.senders_most : 1) != 0) {
         snprintf(err, err_len, "out of memory");
         return -1;
     }
+    /* Its own links, so that serving a node does not walk every link of the world. */
+    n->out_links = calloc(w->sc->link_count ? w->sc->link_count : 1, sizeof *n->out_links);
+    if (n->out_links == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < w->sc->link_count; i++)
+        if (w->sc->links[i].from == n->index) n->out_links[n->out_count++] = i;
     return 0;
 }
 
@@ -157,6 +168,9 @@ void sim_node_free(sim_node *n) {
     sim_oracle_free(n);
     free(n->peer_nodes);
     free(n->sender_links);
+    free(n->out_links);
+    n->out_links = NULL;
+    n->out_count = 0;
     free(n->stream_runs);
     n->peer_nodes = NULL;
     n->sender_links = NULL;
@@ -186,13 +200,12 @@ static void wire_peers(sim_world *w, sim_node *n) {
             wire_one(w, n, n->spec->wires[i].peer_node, n->spec->wires[i].sources);
         return;
     }
-    /* By default every node with a link here may send as any source. */
+    /* By default every node with a link here may send as any source (wired in node order). */
+    uint8_t here[SIM_NODES_MOST] = {0};
+    for (uint32_t i = 0; i < sc->link_count; i++)
+        if (sc->links[i].to == n->index) here[sc->links[i].from] = 1;
     for (uint32_t p = 0; p < sc->node_count; p++)
-        for (uint32_t i = 0; i < sc->link_count; i++)
-            if (sc->links[i].to == n->index && sc->links[i].from == p) {
-                wire_one(w, n, p, "*");
-                break;
-            }
+        if (here[p]) wire_one(w, n, p, "*");
 }
 
 /* ---- start, crash ---- */
@@ -381,9 +394,9 @@ void sim_node_service(sim_world *w, sim_node *n) {
             on_event(w, n, &ev);
         }
         if (!sim_node_up(n)) return;
-        for (uint32_t i = 0; i < w->link_count; i++) {
-            sim_link *l = &w->links[i];
-            if (l->from == n->index && l->fill_wanted) progress |= sim_link_fill(w, l);
+        for (uint32_t i = 0; i < n->out_count; i++) {
+            sim_link *l = &w->links[n->out_links[i]];
+            if (l->fill_wanted) progress |= sim_link_fill(w, l);
         }
         for (;;) {
             if (pulled++ == SIM_PULLS_PER_SERVICE_MOST) {

@@ -15,8 +15,8 @@
 #include "sim_path.h"
 #include "sim_tcp.h"
 
-#define SIM_NODES_MOST 64u          /* nodes in one scenario */
-#define SIM_LINKS_MOST 64u          /* links (sender -> receiver) in one scenario */
+#define SIM_NODES_MOST 1024u        /* nodes in one scenario */
+#define SIM_LINKS_MOST 1024u        /* links (sender -> receiver) in one scenario */
 #define SIM_NODE_NAME_MOST 31u      /* bytes of a node name: [A-Za-z0-9_-] */
 #define SIM_STREAM_NAME_MOST 64u    /* bytes of a source or input name (PURE_LINK_NAME_MOST) */
 #define SIM_INPUTS_MOST 16u         /* inputs declared on one node */

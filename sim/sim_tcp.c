@@ -111,7 +111,7 @@ static void trace_drop(sim_world *w, const sim_tcp *t, const sim_tcp_seg *s, con
 /* Puts a segment (or ACK) on the path from -> to; a duplicate follows as a copy.  A
  * corrupted copy fails the TCP checksum at the far end: it counts as dropped. */
 static void put_on_path(sim_world *w, sim_tcp *t, sim_tcp_seg *seg, uint32_t from, uint32_t to, uint32_t wire_bytes) {
-    sim_path *path = &w->paths[from * w->node_count + to];
+    sim_path *path = sim_world_path(w, from, to);
     uint32_t overhead = path->params.overhead_bytes;
     size_t bytes = wire_bytes > overhead ? wire_bytes - overhead : 0; /* bytes + overhead = wire */
     sim_copy copies[SIM_PATH_COPIES_MOST];

@@ -109,8 +109,8 @@ static void trace_packet(sim_world *w, const char *name, const sim_packet *pkt, 
 int sim_world_node_at(const sim_world *w, const pure_link_addr *to) {
     if (to->len != 6) return -1;
     /* Node i starts at 10.0.0.(i+1): try that one first. */
-    uint32_t guess = (uint32_t)to->bytes[3] - 1;
-    if (to->bytes[3] != 0 && guess < w->node_count && addr_equal(&w->nodes[guess].addr, to)) return (int)guess;
+    uint32_t guess = ((uint32_t)to->bytes[2] << 8 | to->bytes[3]) - 1;
+    if (to->bytes[0] == 10 && guess < w->node_count && addr_equal(&w->nodes[guess].addr, to)) return (int)guess;
     for (uint32_t i = 0; i < w->node_count; i++)
         if (addr_equal(&w->nodes[i].addr, to)) return (int)i;
     return -1;
@@ -167,7 +167,7 @@ void sim_world_route(sim_world *w, uint32_t from, const pure_link_addr *to, sim_
     sim_attack_on_route(w, from, (uint32_t)dst, pkt);
     on_the_wire(w, pkt);
 
-    sim_path *path = &w->paths[from * w->node_count + (uint32_t)dst];
+    sim_path *path = sim_world_path(w, from, (uint32_t)dst);
     sim_copy copies[SIM_PATH_COPIES_MOST];
     size_t n = sim_path_send(path, now, pkt->len, copies);
     /* Copy before anything is flipped, so each copy is corrupted on its own. */
@@ -229,7 +229,8 @@ static void apply_change(sim_world *w, const sim_path_setting *s) {
     /* Automatic queues follow the round trip, which a delay change on either side moves. */
     for (uint32_t f = 0; f < n; f++)
         for (uint32_t t = 0; t < n; t++)
-            if (f != t) sim_path_set(&w->paths[f * n + t], &w->path_params[f * n + t], w->path_params[t * n + f].delay_ns);
+            if (f != t && w->path_ready[f * n + t])
+                sim_path_set(&w->paths[f * n + t], &w->path_params[f * n + t], w->path_params[t * n + f].delay_ns);
     sim_trace_begin(&w->trace, w->engine.now_ns, "sim:path_change");
     sim_trace_str(&w->trace, "from", s->all ? "*" : sim_node_name(w, s->from));
     sim_trace_str(&w->trace, "to", s->all ? "*" : sim_node_name(w, s->to));
@@ -243,19 +244,28 @@ static int setup_paths(sim_world *w) {
     const uint32_t n = w->node_count;
     w->paths = calloc((size_t)n * n, sizeof *w->paths);
     w->path_params = calloc((size_t)n * n, sizeof *w->path_params);
-    if (w->paths == NULL || w->path_params == NULL) return -1;
+    w->path_ready = calloc((size_t)n * n, 1);
+    if (w->paths == NULL || w->path_params == NULL || w->path_ready == NULL) return -1;
     for (uint32_t f = 0; f < n; f++)
         for (uint32_t t = 0; t < n; t++)
             if (f != t) sim_scenario_path_params(w->sc, f, t, &w->path_params[f * n + t]);
-    for (uint32_t f = 0; f < n; f++)
-        for (uint32_t t = 0; t < n; t++) {
-            if (f == t) continue;
-            char label[2 * SIM_NODE_NAME_MOST + 8];
-            snprintf(label, sizeof label, "path:%s>%s", w->nodes[f].spec->name, w->nodes[t].spec->name);
-            sim_path_init(&w->paths[f * n + t], &w->path_params[f * n + t], w->path_params[t * n + f].delay_ns,
-                          w->seed, label);
-        }
     return 0;
+}
+
+/* The path from f to t, set up when a datagram first takes it: a world of a thousand nodes
+ * has a million directions and uses a few thousand.  Its random stream is named after its
+ * ends, so when it is set up changes nothing. */
+sim_path *sim_world_path(sim_world *w, uint32_t f, uint32_t t) {
+    const uint32_t n = w->node_count;
+    assert(f != t && f < n && t < n);
+    sim_path *path = &w->paths[f * n + t];
+    if (!w->path_ready[f * n + t]) {
+        char label[2 * SIM_NODE_NAME_MOST + 8];
+        snprintf(label, sizeof label, "path:%s>%s", w->nodes[f].spec->name, w->nodes[t].spec->name);
+        sim_path_init(path, &w->path_params[f * n + t], w->path_params[t * n + f].delay_ns, w->seed, label);
+        w->path_ready[f * n + t] = 1;
+    }
+    return path;
 }
 
 /* ---- metrics ---- */
@@ -370,11 +380,13 @@ void sim_world_free(sim_world *w) {
     free(w->nodes);
     free(w->links);
     free(w->paths);
+    free(w->path_ready);
     free(w->path_params);
     sim_engine_free(&w->engine);
     w->nodes = NULL;
     w->links = NULL;
     w->paths = NULL;
+    w->path_ready = NULL;
     w->path_params = NULL;
 }
 

@@ -156,6 +156,8 @@ typedef struct sim_node {
     size_t stream_capacity;
     uint32_t *sender_links;  /* sender handle -> link index */
     uint32_t sender_capacity;
+    uint32_t *out_links;     /* the links from this node, in link order */
+    uint32_t out_count;
     /* Counters. */
     uint64_t datagrams_sent, datagrams_received, bytes_sent, bytes_received;
     uint64_t crashes, restarts, api_errors, memo_loads, memo_rejected, streams_refused;
@@ -244,7 +246,8 @@ typedef struct sim_world {
     uint32_t node_count;
     sim_link *links;
     uint32_t link_count;
-    sim_path *paths;         /* [from * node_count + to] */
+    sim_path *paths;         /* [from * node_count + to], set up on first use (sim_world_path) */
+    uint8_t *path_ready;
     sim_path_params *path_params;
     sim_packet *free_packets;
     uint64_t packets_allocated;
@@ -287,6 +290,7 @@ void sim_world_route(sim_world *w, uint32_t from, const pure_link_addr *to, sim_
 void sim_world_inject(sim_world *w, sim_packet *pkt, uint64_t arrive_ns);
 /* The node holding a simulated address now, or -1. */
 int sim_world_node_at(const sim_world *w, const pure_link_addr *addr);
+sim_path *sim_world_path(sim_world *w, uint32_t from, uint32_t to);
 sim_packet *sim_packet_alloc(sim_world *w);
 void sim_packet_free(sim_world *w, sim_packet *pkt);
 /* Schedules an event; a failure ends the run. */
