@@ -248,7 +248,9 @@ typedef struct pure_link_event {
     uint32_t epoch;                /* EPOCH */
     int code;                      /* FATAL */
     uint64_t offset;               /* MEMO_WRITE */
-    uint64_t token;                /* MEMO_WRITE */
+    uint64_t token;                /* MEMO_WRITE; EPOCH at a receiver: the reply run of this
+                                      build of the run (a run rebuilt after it lost its state
+                                      starts its epochs again under a new one) */
     const uint8_t *data;           /* RECORD bytes, MEMO_WRITE bytes; valid until the next call */
     size_t len;
     const uint8_t *data2;          /* RECORD: the rest of the record when it wraps around the

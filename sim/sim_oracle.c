@@ -16,8 +16,9 @@
  * starts with nothing received.
  *
  * Epochs (property 2).  A receiver reports each epoch a run enters (EPOCH events); within
- * one incarnation of the receiver, a (peer, run) whose reported epoch goes down is an
- * epoch rollback. */
+ * one build of a run's state (the event's token names it: its reply run), a reported epoch
+ * that goes down is an epoch rollback.  A new build (the run lost its slot, or drew LOST,
+ * and starts again from epoch 0 with new secrets) starts its own record. */
 #include "sim_world.h"
 
 #include <stdlib.h>
@@ -78,7 +79,7 @@ void sim_oracle_amplification(const sim_node *n, uint64_t *max_x1000, uint64_t *
 void sim_oracle_on_epoch(sim_world *w, sim_node *n, const pure_link_event *ev) {
     for (size_t i = 0; i < n->epochs_seen_count; i++) {
         sim_epoch_seen *e = &n->epochs_seen[i];
-        if (e->peer != ev->peer || e->run != ev->run) continue;
+        if (e->peer != ev->peer || e->run != ev->run || e->build != ev->token) continue;
         if (ev->epoch < e->epoch) {
             n->epoch_rollbacks++;
             sim_trace_begin(&w->trace, w->engine.now_ns, "security:epoch_rollback");
@@ -101,7 +102,7 @@ void sim_oracle_on_epoch(sim_world *w, sim_node *n, const pure_link_event *ev) {
         n->epochs_seen = a;
         n->epochs_seen_capacity = cap;
     }
-    n->epochs_seen[n->epochs_seen_count++] = (sim_epoch_seen){ev->peer, ev->run, ev->epoch};
+    n->epochs_seen[n->epochs_seen_count++] = (sim_epoch_seen){ev->peer, ev->run, ev->token, ev->epoch};
 }
 
 void sim_oracle_on_crash(sim_node *n) {

@@ -122,7 +122,7 @@ typedef struct sim_amp_pair {
 /* Epoch oracle: the last epoch a receiver reported for one (peer, run), this incarnation. */
 typedef struct sim_epoch_seen {
     int peer;
-    uint64_t run;
+    uint64_t run, build;     /* build: the event's token, the reply run of that build */
     uint32_t epoch;
 } sim_epoch_seen;
 
