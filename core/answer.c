@@ -5,6 +5,13 @@
 /* ---- Events ---- */
 void pl_run_emit(pure_link *pl, pl_run *r) {
     if ((r->open_event_due || r->epoch_event_due) && pl_events_room(pl) < 2) pl->deliver_blocked = 1;
+    if (r->refused_event_due && pl_events_room(pl) == 0) pl->deliver_blocked = 1;
+    if (r->refused_event_due && pl_events_room(pl) > 0) {
+        pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_STREAM_REFUSED);
+        ev->stream = r->handle, ev->peer = r->peer, ev->run = r->run, ev->reason = r->refused_reason;
+        ev->source = r->source, ev->input = r->input, ev->shape = r->shape;
+        r->refused_event_due = 0;
+    }
     if (r->open_event_due && pl_events_room(pl) > 0) {
         pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_STREAM_OPEN);
         ev->stream = r->handle, ev->peer = r->peer, ev->run = r->run;

@@ -265,7 +265,7 @@ typedef struct pl_run {
     pl_range have_store[PL_RANGES_MOST];
     uint8_t stored_pending;
     uint8_t broken;                        /* the record stream failed to parse: no delivery */
-    uint8_t open_event_due, epoch_event_due;
+    uint8_t open_event_due, epoch_event_due, refused_event_due;
     uint64_t timers[PL_RT_COUNT];
 } pl_run;
 

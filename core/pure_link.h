@@ -225,7 +225,10 @@ typedef enum pure_link_event_kind {
                                       make it durable, then pure_link_memo_written(token) */
     PURE_LINK_EVENT_EPOCH,         /* either side: a run entered `epoch` (for logs, keylogs) */
     PURE_LINK_EVENT_CLOSED,        /* sender: closed and everything stored */
-    PURE_LINK_EVENT_FATAL          /* the endpoint failed; `code` says why; reported once */
+    PURE_LINK_EVENT_FATAL,         /* the endpoint failed; `code` says why; reported once */
+    PURE_LINK_EVENT_STREAM_REFUSED /* receiver: the core refused a run's stream itself (reason 3:
+                                      this key may not send as that source); no answer is due:
+                                      log it (it comes again at each of the run's trials) */
 } pure_link_event_kind;
 
 /* Which fields each kind fills (the others are 0, or -1 for handles):
@@ -236,7 +239,8 @@ typedef enum pure_link_event_kind {
  *   MEMO_WRITE   offset, token, data/len
  *   EPOCH        the side that derived it: a sender sets `sender` (stream = -1), a receiver
  *                sets `stream` and `peer` (sender = -1); run, epoch, secret, both publics
- *   FATAL        code */
+ *   FATAL        code
+ *   STREAM_REFUSED  stream, peer, run, source, input, shape, reason */
 typedef struct pure_link_event {
     pure_link_event_kind kind;
     int sender;                    /* sender events: the sender handle */

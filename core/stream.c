@@ -115,7 +115,11 @@ static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, uint64_t now_
     r->delivered_bytes = r->delivered_records = 0;
     r->stream_unknown_flag = 0;
     pl_rangeset_init(&r->have, r->have_store, PL_RANGES_MOST);
-    if (!pl_peer_allows(&pl->peers[r->peer], r->source)) { refuse(pl, r, 3); return; }
+    if (!pl_peer_allows(&pl->peers[r->peer], r->source)) {
+        refuse(pl, r, 3);
+        r->refused_event_due = 1; /* the host was not asked: tell it, for its log */
+        return;
+    }
     r->stream_state = PL_STREAM_ASKING;
     r->open_event_due = 1;
     r->timers[PL_RT_HOST] = now_ns + PL_HOST_ANSWER_NS_MOST;

@@ -94,7 +94,9 @@ static void log_refusal(receiver_tool *t, const pure_link_event *ev) {
     const tool_input *in = input_named(&t->config, ev->input);
     char key[65], why[160];
     tool_hex(t->config.peers[ev->peer].key, 32, key);
-    if (in == NULL) snprintf(why, sizeof why, "no input of that name in the config");
+    if (ev->kind == PURE_LINK_EVENT_STREAM_REFUSED)
+        snprintf(why, sizeof why, "this key may not send as that source (its peer line lists the sources it may use)");
+    else if (in == NULL) snprintf(why, sizeof why, "no input of that name in the config");
     else snprintf(why, sizeof why, "shape %llu, the input's (line %d) is %llu", (unsigned long long)ev->shape, in->line,
                   (unsigned long long)in->shape);
     tool_log("refused a stream from peer %.16s... (config line %d), source '%s', input '%s': %s", key,
@@ -120,6 +122,7 @@ static int on_event(void *ctx, pure_link *pl, const pure_link_event *ev, int ref
         if (refused) log_refusal(t, ev);
         else t->streams_opened++;
     }
+    if (ev->kind == PURE_LINK_EVENT_STREAM_REFUSED) log_refusal(t, ev);
     return 0;
 }
 

@@ -360,6 +360,7 @@ static void on_event(sim_world *w, sim_node *n, const pure_link_event *ev) {
         }
         break;
     case PURE_LINK_EVENT_FATAL: node_fatal(w, n, "event", ev->code); break;
+    case PURE_LINK_EVENT_STREAM_REFUSED: break; /* the core refused it itself: counted in listener_refused */
     default: sim_node_api_error(w, n, "unknown event kind", (int)ev->kind); break;
     }
 }

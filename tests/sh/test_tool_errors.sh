@@ -68,6 +68,20 @@ n=$(grep -c "refused a stream" "$work/busy.log")
 grep -q "1 streams refused" "$work/busy.log" || fail "exit statistics miss the refusal"
 echo "refused: $(grep 'refused a stream' "$work/busy.log")"
 
+# a source this key may not use: the core refuses it without asking the host (reason 3),
+# and the receiver logs one line for it all the same
+printf 'peer %s only-this\ninput logs 1 %s\n' "$SP" "$work/store3" > "$work/r3.conf"
+start_recv source --config "$work/r3.conf" --listen 127.0.0.1:0
+$P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" --input logs --shape 1 --source other \
+    --generate 10 --deadline 2s --no-progress 2> "$work/source-send.log"
+got=$?
+[ "$got" = 4 ] || fail "send from a source not allowed exited $got: $(cat "$work/source-send.log")"
+stop_recv
+n=$(grep -c "refused a stream.*may not send as that source" "$work/source.log")
+[ "$n" = 1 ] || fail "source not allowed: the receiver logged $n refusal lines, want 1: $(cat "$work/source.log")"
+grep -q "1 streams refused" "$work/source.log" || fail "exit statistics miss the source refusal"
+echo "refused: $(grep 'refused a stream' "$work/source.log")"
+
 # no receiver at all: --deadline passes (5)
 $P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" --input logs --generate 10 --deadline 500ms \
     --no-progress 2> "$work/err"
