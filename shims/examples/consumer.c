@@ -39,7 +39,9 @@ int main(int argc, char **argv) {
     ex_config(&rx_cfg, rx_secret, 1);
     ex_config(&tx_cfg, tx_secret, 0);
     uint64_t now = 0;
-    pure_link *receiver = ex_endpoint_new(&rx_cfg, seed, now), *sender = ex_endpoint_new(&tx_cfg, seed, now);
+    void *rx_memory, *tx_memory;
+    pure_link *receiver = ex_endpoint_new(&rx_cfg, seed, now, &rx_memory);
+    pure_link *sender = ex_endpoint_new(&tx_cfg, seed, now, &tx_memory);
     static ex_receiver rx;
     ex_sender tx = {.pl = sender, .count = count};
     if (count < 1 || !receiver || !sender || ex_receiver_init(&rx, receiver, &rx_cfg) != 0) return 1;
@@ -64,5 +66,7 @@ int main(int argc, char **argv) {
     int ok = tx.closed && tx.stored == count && rx.records_stored == count && rx.records_bad == 0;
     printf("consumer: %lld records stored and checked, %lld bad%s\n", (long long)rx.records_stored,
            (long long)rx.records_bad, ok ? "" : ": FAILED");
+    free(rx_memory);
+    free(tx_memory);
     return ok ? 0 : 1;
 }

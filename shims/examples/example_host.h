@@ -30,14 +30,20 @@ static inline size_t ex_record_len(int64_t i) { return 1 + (size_t)((uint64_t)i 
 static inline uint8_t ex_record_byte(int64_t i, size_t k) { return (uint8_t)((uint64_t)i * 131u + k * 7u + (k >> 8)); }
 
 /* An endpoint in memory from malloc: the core itself never allocates.  `seed` must be 32
- * random bytes.  Returns NULL (after saying why) when the config is invalid. */
-static inline pure_link *ex_endpoint_new(const pure_link_config *cfg, const uint8_t seed[32], uint64_t now_ns) {
+ * random bytes.  Returns NULL (after saying why) when the config is invalid; otherwise the
+ * caller owns *memory and frees it once it is done with the endpoint. */
+static inline pure_link *ex_endpoint_new(const pure_link_config *cfg, const uint8_t seed[32], uint64_t now_ns,
+                                         void **memory_out) {
+    *memory_out = NULL;
     size_t bytes = pure_link_size(cfg);
     if (bytes == 0) { fprintf(stderr, "example: invalid pure_link_config\n"); return NULL; }
     size_t rounded = (bytes + PURE_LINK_ALIGN - 1) / PURE_LINK_ALIGN * PURE_LINK_ALIGN;
     void *memory = aligned_alloc(PURE_LINK_ALIGN, rounded);
     if (!memory) { fprintf(stderr, "example: out of memory (%zu B)\n", rounded); return NULL; }
-    return pure_link_init(memory, bytes, cfg, seed, now_ns);
+    pure_link *pl = pure_link_init(memory, bytes, cfg, seed, now_ns);
+    if (!pl) { free(memory); return NULL; }
+    *memory_out = memory;
+    return pl;
 }
 
 /* ---- Receiver host: one input, a few runs, everything in memory. ---- */

@@ -143,7 +143,8 @@ static pure_link *endpoint(pure_link_config *cfg, const uint8_t secret[32], int 
     uint8_t seed[32];
     if (getrandom(seed, sizeof seed, 0) != sizeof seed) return NULL;
     ex_config(cfg, secret, receiver);
-    return ex_endpoint_new(cfg, seed, now_ns());
+    void *memory; /* kept for the life of the process */
+    return ex_endpoint_new(cfg, seed, now_ns(), &memory);
 }
 
 static int receiver_main(int fd, const uint8_t secret[32], const uint8_t sender_public[32], int64_t count) {

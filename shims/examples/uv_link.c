@@ -149,8 +149,9 @@ int main(int argc, char **argv) {
     ex_config(&rx_cfg, random[0], 1); /* a receiver, with a memo */
     ex_config(&tx_cfg, random[1], 0);
     uint64_t start_ns = now_ns();
-    receiver.pl = ex_endpoint_new(&rx_cfg, random[2], start_ns);
-    sender.pl = ex_endpoint_new(&tx_cfg, random[3], start_ns);
+    void *rx_memory, *tx_memory;
+    receiver.pl = ex_endpoint_new(&rx_cfg, random[2], start_ns, &rx_memory);
+    sender.pl = ex_endpoint_new(&tx_cfg, random[3], start_ns, &tx_memory);
     static ex_receiver rx;
     static ex_sender tx;
     if (!receiver.pl || !sender.pl || ex_receiver_init(&rx, receiver.pl, &rx_cfg) != 0) return 1;
@@ -181,5 +182,7 @@ int main(int argc, char **argv) {
     printf("uv_link over IPv%d: %lld of %lld records stored and checked, %lld bad, in %.2f s: %s\n",
            ipv6 ? 6 : 4, (long long)rx.records_stored, (long long)count, (long long)rx.records_bad, seconds, ok ? "ok" : "FAILED");
     uv_loop_close(loop);
+    free(rx_memory);
+    free(tx_memory);
     return ok ? 0 : 1;
 }
