@@ -24,7 +24,7 @@ with open(sys.argv[1], "w") as f:
         f.write("link: s%d > rx\nsource: out\n" % i)
         f.write("record_bytes: 16MiB\ncount: 1\n" if i % every == 0 else "record_bytes: 1KiB\ncount: %d\n" % small)
 PY
-build/pure-link-sim "$out/pool1000.conf" --json --quiet > "$out/run.json"
+${B:-build}/pure-link-sim "$out/pool1000.conf" --json --quiet > "$out/run.json"
 python3 - "$out/run.json" <<'PY'
 import json, sys
 d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
