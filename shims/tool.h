@@ -45,6 +45,10 @@ int tool_key_generate(const char *path, uint8_t public_out[32]);   /* TOOL_* cod
 int tool_key_load(const char *path, uint8_t secret_out[32]);       /* TOOL_* code, one line logged */
 /* 32 bytes from getrandom; 0 or -1 (logged). */
 int tool_random(uint8_t *out, size_t n);
+/* Opens the I/O backend `io_name` on the address `bind` (named `flag` in messages).  Returns a
+ * TOOL_* code with one line logged on failure; on success the caller owns *io and closes it. */
+int tool_io_open(const char *io_name, int gso, int gro, const char *bind, const char *flag, const sigset_t *mask,
+                 pl_io **io);
 
 /* The receiver's config file. */
 #define TOOL_PEERS_MOST 1024u

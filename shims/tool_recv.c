@@ -175,16 +175,9 @@ static int open_store(receiver_tool *t, const pure_link_config *cfg) {
 }
 
 static int open_socket(const recv_options *o, const sigset_t *mask, pl_io **io) {
-    pl_io_options io_opt = {.gso = o->gso, .gro = o->gro, .wait_mask = mask};
-    char err[256], where[64];
-    if (pl_addr_parse(o->listen, &io_opt.bind, err, sizeof err) != 0) {
-        tool_log("--listen: %s", err);
-        return TOOL_ERR_USAGE;
-    }
-    if (pl_io_open(o->io, io, &io_opt, err, sizeof err) != 0) {
-        tool_log("%s", err);
-        return TOOL_ERR_SYSTEM;
-    }
+    int code = tool_io_open(o->io, o->gso, o->gro, o->listen, "--listen", mask, io);
+    if (code != TOOL_OK) return code;
+    char where[64];
     pure_link_addr local;
     if ((*io)->ops->local(*io, &local) == 0) tool_log("listening on %s", pl_addr_format(&local, where, sizeof where));
     return TOOL_OK;

@@ -384,20 +384,10 @@ static int open_sender(sender_tool *t, const send_options *o, pure_link_config *
 }
 
 static int open_socket(const send_options *o, const pure_link_addr *to, const sigset_t *mask, pl_io **io) {
-    pl_io_options io_opt = {.gso = o->gso, .gro = o->gro, .wait_mask = mask};
-    char err[256];
     sa_family_t family;
     memcpy(&family, to->bytes, sizeof family);
     const char *bind = o->bind ? o->bind : family == AF_INET6 ? "[::]:0" : "0.0.0.0:0";
-    if (pl_addr_parse(bind, &io_opt.bind, err, sizeof err) != 0) {
-        tool_log("--bind: %s", err);
-        return TOOL_ERR_USAGE;
-    }
-    if (pl_io_open(o->io, io, &io_opt, err, sizeof err) != 0) {
-        tool_log("%s", err);
-        return TOOL_ERR_SYSTEM;
-    }
-    return TOOL_OK;
+    return tool_io_open(o->io, o->gso, o->gro, bind, "--bind", mask, io);
 }
 
 static void summary(sender_tool *t, uint64_t now) {
