@@ -13,6 +13,32 @@ void sim_path_params_default(sim_path_params *params) {
     params->overhead_bytes = SIM_PATH_OVERHEAD_DEFAULT;
 }
 
+static const char *const path_field_names[SIM_PF_COUNT] = {
+    "rate", "queue", "delay", "jitter", "loss", "ge_p", "ge_r", "ge_loss_good", "ge_loss_bad",
+    "dup", "corrupt", "overhead"};
+
+const char *sim_path_field_name(sim_path_field field) {
+    return field < SIM_PF_COUNT ? path_field_names[field] : "?";
+}
+
+void sim_path_params_apply(sim_path_params *pp, sim_path_field field, uint64_t v) {
+    switch (field) {
+    case SIM_PF_RATE: pp->rate_bps = v; break;
+    case SIM_PF_QUEUE: pp->queue_bytes = v; break;
+    case SIM_PF_DELAY: pp->delay_ns = v; break;
+    case SIM_PF_JITTER: pp->jitter_ns = v; break;
+    case SIM_PF_LOSS: pp->loss_ppb = (uint32_t)v; break;
+    case SIM_PF_GE_P: pp->ge_p_ppb = (uint32_t)v; break;
+    case SIM_PF_GE_R: pp->ge_r_ppb = (uint32_t)v; break;
+    case SIM_PF_GE_LOSS_GOOD: pp->ge_loss_good_ppb = (uint32_t)v; break;
+    case SIM_PF_GE_LOSS_BAD: pp->ge_loss_bad_ppb = (uint32_t)v; break;
+    case SIM_PF_DUP: pp->dup_ppb = (uint32_t)v; break;
+    case SIM_PF_CORRUPT: pp->corrupt_ppb = (uint32_t)v; break;
+    case SIM_PF_OVERHEAD: pp->overhead_bytes = (uint32_t)v; break;
+    case SIM_PF_COUNT: break;
+    }
+}
+
 /* The drop-tail limit: as given, or one bandwidth-delay product of the round trip. */
 static uint64_t queue_limit(const sim_path_params *p, uint64_t reverse_delay_ns) {
     if (p->queue_bytes) return p->queue_bytes;

@@ -42,6 +42,17 @@ typedef struct sim_path_params {
 
 void sim_path_params_default(sim_path_params *params);
 
+/* One field of the parameters, by the name a scenario gives it (sim_path_field_name). */
+typedef enum sim_path_field {
+    SIM_PF_RATE, SIM_PF_QUEUE, SIM_PF_DELAY, SIM_PF_JITTER, SIM_PF_LOSS, SIM_PF_GE_P, SIM_PF_GE_R,
+    SIM_PF_GE_LOSS_GOOD, SIM_PF_GE_LOSS_BAD, SIM_PF_DUP, SIM_PF_CORRUPT, SIM_PF_OVERHEAD,
+    SIM_PF_COUNT
+} sim_path_field;
+
+/* Sets one field of path parameters. */
+void sim_path_params_apply(sim_path_params *params, sim_path_field field, uint64_t value);
+const char *sim_path_field_name(sim_path_field field);
+
 typedef enum sim_fate {
     SIM_FATE_ARRIVE = 0, /* reaches the far end at arrive_ns */
     SIM_FATE_LOSS = 1,   /* random (independent or burst) loss */

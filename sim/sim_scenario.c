@@ -80,32 +80,6 @@ int sim_scenario_node(const sim_scenario *sc, const char *name) {
 
 /* ---- path parameters ---- */
 
-static const char *const path_field_names[SIM_PF_COUNT] = {
-    "rate", "queue", "delay", "jitter", "loss", "ge_p", "ge_r", "ge_loss_good", "ge_loss_bad",
-    "dup", "corrupt", "overhead"};
-
-const char *sim_path_field_name(sim_path_field field) {
-    return field < SIM_PF_COUNT ? path_field_names[field] : "?";
-}
-
-void sim_path_params_apply(sim_path_params *pp, sim_path_field field, uint64_t v) {
-    switch (field) {
-    case SIM_PF_RATE: pp->rate_bps = v; break;
-    case SIM_PF_QUEUE: pp->queue_bytes = v; break;
-    case SIM_PF_DELAY: pp->delay_ns = v; break;
-    case SIM_PF_JITTER: pp->jitter_ns = v; break;
-    case SIM_PF_LOSS: pp->loss_ppb = (uint32_t)v; break;
-    case SIM_PF_GE_P: pp->ge_p_ppb = (uint32_t)v; break;
-    case SIM_PF_GE_R: pp->ge_r_ppb = (uint32_t)v; break;
-    case SIM_PF_GE_LOSS_GOOD: pp->ge_loss_good_ppb = (uint32_t)v; break;
-    case SIM_PF_GE_LOSS_BAD: pp->ge_loss_bad_ppb = (uint32_t)v; break;
-    case SIM_PF_DUP: pp->dup_ppb = (uint32_t)v; break;
-    case SIM_PF_CORRUPT: pp->corrupt_ppb = (uint32_t)v; break;
-    case SIM_PF_OVERHEAD: pp->overhead_bytes = (uint32_t)v; break;
-    case SIM_PF_COUNT: break;
-    }
-}
-
 static int parse_path_value(parser *p, sim_path_field f, const char *text, uint64_t *v) {
     int r;
     uint32_t ppb;
@@ -123,7 +97,7 @@ static int parse_path_value(parser *p, sim_path_field f, const char *text, uint6
         *v = ppb;
         break;
     }
-    if (r != 0) return fail(p, "bad value '%s' for path.%s", text, path_field_names[f]);
+    if (r != 0) return fail(p, "bad value '%s' for path.%s", text, sim_path_field_name(f));
     return 0;
 }
 
@@ -156,7 +130,7 @@ static int parse_path_key(parser *p, const char *key, const char *value, uint64_
     }
     int f = -1;
     for (int i = 0; i < SIM_PF_COUNT; i++)
-        if (strcmp(field, path_field_names[i]) == 0) f = i;
+        if (strcmp(field, sim_path_field_name(i)) == 0) f = i;
     if (f < 0) return fail(p, "unknown path parameter '%s'", field);
     s.field = (sim_path_field)f;
     if (parse_path_value(p, s.field, value, &s.value) != 0) return -1;

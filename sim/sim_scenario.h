@@ -103,13 +103,7 @@ typedef struct sim_link_spec {
     uint32_t more_count;
 } sim_link_spec;
 
-/* One path parameter: which field and its value. */
-typedef enum sim_path_field {
-    SIM_PF_RATE, SIM_PF_QUEUE, SIM_PF_DELAY, SIM_PF_JITTER, SIM_PF_LOSS, SIM_PF_GE_P, SIM_PF_GE_R,
-    SIM_PF_GE_LOSS_GOOD, SIM_PF_GE_LOSS_BAD, SIM_PF_DUP, SIM_PF_CORRUPT, SIM_PF_OVERHEAD,
-    SIM_PF_COUNT
-} sim_path_field;
-
+/* One path parameter (sim_path_field, sim_path.h) and its value, from a time on. */
 typedef struct sim_path_setting {
     uint64_t at_ns;                 /* 0 for settings at the start */
     int all;                        /* every direction */
@@ -206,9 +200,6 @@ int sim_scenario_parse(sim_scenario *sc, const char *text, char *err, size_t err
 /* Reads and parses a file; the message names the file. */
 int sim_scenario_load(sim_scenario *sc, const char *path, char *err, size_t err_len);
 
-/* Sets one field of path parameters. */
-void sim_path_params_apply(sim_path_params *params, sim_path_field field, uint64_t value);
-const char *sim_path_field_name(sim_path_field field);
 /* The parameters of the direction from -> to at the start of the run. */
 void sim_scenario_path_params(const sim_scenario *sc, uint32_t from, uint32_t to, sim_path_params *out);
 /* Index of the node called name, or -1. */
