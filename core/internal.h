@@ -499,6 +499,7 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, 
 void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns);
 void pl_sender_requeue_oldest(pl_sender *s);
 void pl_sender_free_slot(pl_sender *s, uint64_t now_ns);
+void pl_sender_refused_pto(pl_sender *s, uint64_t now_ns);
 void pl_sender_release(pure_link *pl, pl_sender *s);
 void pl_sender_emit(pure_link *pl, pl_sender *s);
 

@@ -126,22 +126,51 @@ static void refused_reasons_seven_times_in_90s(void) {
     }
 }
 
-static void refused_until_input_appears(void) {
+/* Drops the sender's packets numbered in [lo, hi) (counted from 0 as they leave). */
+typedef struct drop_sent { uint64_t seen, lo, hi; } drop_sent;
+static int drop_sender_packets(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg) {
+    (void)n, (void)to, (void)len;
+    drop_sent *d = arg;
+    if (from != 0 || (data[1] & 0x80) != 0) return 1;
+    uint64_t k = d->seen++;
+    return k < d->lo || k >= d->hi;
+}
+
+/* The input appears at 10 s; the sender's packets [drop.lo, drop.hi) are lost on the way.
+ * Returns the virtual time at which every record was stored. */
+static uint64_t refused_until_input_appears_dropping(uint64_t seed, drop_sent drop) {
     ll_net n;
-    ll_init(&n, 5, 10 * MS);
+    ll_init(&n, seed, 10 * MS);
     int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
     n.node[b].input_appears_ns = 10 * S;
     CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
     int s = ll_link(&n, a, b, "out", "in", 7);
     send_records(&n, a, s, 200, 20);
+    n.tap = drop_sender_packets, n.tap_arg = &drop;
     int64_t want = 200;
     ll_run(&n, 90 * S, all_stored, &want);
     CHECK_EQ_U(n.node[a].stored_seen[0], 200);
     CHECK_EQ_U(n.node[b].duplicates, 0);
     CHECK_EQ_U(n.node[a].released_events, 1);
-    /* Released at the first trial after 10 s, which is at 15 s (0+1+2+4+8). */
-    CHECK(n.now_ns >= 15 * S && n.now_ns < 16 * S);
+    uint64_t at_ns = n.now_ns;
     ll_free(&n);
+    return at_ns;
+}
+
+static void refused_until_input_appears(void) {
+    uint64_t at_ns = refused_until_input_appears_dropping(5, (drop_sent){0, 0, 0});
+    /* Released at the first trial after 10 s, which is at 15 s (0+1+2+4+8). */
+    CHECK(at_ns >= 15 * S && at_ns < 16 * S);
+}
+
+/* A trial lost on the way: no reply will come, and during a refusal nothing else is in
+ * flight to reveal the loss, so the PTO declares it lost and it goes again at once (the
+ * wait is for the receiver's answer).  The refusal goes on as if nothing was lost. */
+static void lost_trial_goes_again_at_pto(void) {
+    uint64_t at_ns = refused_until_input_appears_dropping(11, (drop_sent){0, 1, 2});  /* the trial at 1 s */
+    /* The lost trial went again a PTO later (about 1.3 s), then waits of 2, 4, 8 s:
+     * released at the first trial after 10 s, at about 15.3 s. */
+    CHECK(at_ns >= 15 * S + 200 * MS && at_ns < 17 * S);
 }
 
 static void missing_input_two_packets_in_2_5s(void) {
@@ -290,4 +319,5 @@ TEST_MAIN(TEST_CASE(small_transfer_in_epoch_1), TEST_CASE(lossy_jittery_transfer
           TEST_CASE(record_most_in_one_go), TEST_CASE(refused_reasons_seven_times_in_90s),
           TEST_CASE(refused_until_input_appears), TEST_CASE(missing_input_two_packets_in_2_5s),
           TEST_CASE(three_outputs_three_run_keys), TEST_CASE(slow_host_pauses_delivery_at_the_unstored_bound),
-          TEST_CASE(full_event_queue_loses_nothing), TEST_CASE(sixty_four_run_slots_per_peer))
+          TEST_CASE(full_event_queue_loses_nothing), TEST_CASE(sixty_four_run_slots_per_peer),
+          TEST_CASE(lost_trial_goes_again_at_pto))
