@@ -184,10 +184,13 @@ ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-
 test-asan:
 	@$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_CFLAGS)" test
 
-# Invariant campaign in the simulator: SEEDS random scenarios (tools/campaign.py).
+# Invariant campaign in the simulator: SEEDS drawn scenarios from seed FROM over JOBS
+# worker processes (pure-link-sim vopr, sim/sim_vopr.h).
 SEEDS ?= 10000
+FROM  ?= 1
+JOBS  ?= 2
 campaign: all
-	python3 tools/campaign.py --seeds $(SEEDS)
+	$(SIM_BIN) vopr --seeds $(SEEDS) --from $(FROM) --jobs $(JOBS)
 
 # The core may not allocate, print, read clocks or do I/O: its objects must not even
 # reference such symbols.  This runs as part of `make test`.

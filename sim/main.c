@@ -4,6 +4,7 @@
  *                 [--quiet] [--set 'KEY: VALUE']...
  *   pure-link-sim m6|share|credit|sweep [--seeds N] [--cc NAME] [--json] ...   (sim_experiment.h)
  *   pure-link-sim plot TRACE [--out PREFIX]
+ *   pure-link-sim vopr [--seeds N] [--from S] [--jobs J] [--verbose] | --print S  (sim_vopr.h)
  *
  * Without --json: a progress line per virtual second, then a summary in words.  With
  * --json: the last line printed is one JSON object (keys in sim/README.md).  The wall
@@ -16,6 +17,7 @@
 #include "sim_experiment.h"
 #include "sim_scenario.h"
 #include "sim_value.h"
+#include "sim_vopr.h"
 #include "sim_world.h"
 
 #define SIM_SETS_MOST 64u /* --set options */
@@ -35,7 +37,8 @@ static void usage(FILE *f) {
             "  --set 'K: V'   a scenario line appended after the file (repeatable)\n"
             "       pure-link-sim m6|share|credit|sweep [--seeds N] [--seed S] [--cc bbr|cubic|newreno]\n"
             "                     [--json] [--jobs N] [--duration D] [--from D] [--plot PREFIX] [--csv FILE]\n"
-            "       pure-link-sim plot TRACE [--out PREFIX]   (sim/README.md, \"Experiments\")\n");
+            "       pure-link-sim plot TRACE [--out PREFIX]   (sim/README.md, \"Experiments\")\n"
+            "       pure-link-sim vopr [--seeds N] [--from S] [--jobs J] [--verbose] | --print S\n");
 }
 
 static double wall_now(void) {
@@ -75,6 +78,7 @@ int main(int argc, char **argv) {
     int json = 0, quiet = 0;
     sim_options opt;
     memset(&opt, 0, sizeof opt);
+    if (argc > 1 && strcmp(argv[1], "vopr") == 0) return sim_vopr_main(argc - 1, argv + 1);
     if (argc > 1) {
         int rc = sim_experiment_main(argc - 1, argv + 1);
         if (rc >= 0) return rc;
