@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
     memset(&opt, 0, sizeof opt);
     if (argc > 1 && strcmp(argv[1], "vopr") == 0) return sim_vopr_main(argc - 1, argv + 1);
     if (argc > 1) {
-        int rc = sim_experiment_main(argc - 1, argv + 1);
+        int rc = sim_command_main(argc - 1, argv + 1);
         if (rc >= 0) return rc;
     }
     for (int i = 1; i < argc; i++) {

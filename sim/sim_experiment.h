@@ -2,7 +2,8 @@
  * sweep | plot), each a set of simulator runs (sim_grid.h) printed as a table beside the
  * seed's figures, or as JSON lines, CSV and plots.
  *
- *   sim_experiment.c  the command line, the scenario texts, m6, share and credit
+ *   sim_command.c     the command line: the options, which experiment runs
+ *   sim_experiment.c  the scenario texts, running sets of them, m6, share and credit
  *   sim_sweep.c       goodput over loss, RTT and bursts, per controller
  *   sim_plot.c        gnuplot charts: a trace over time, the M6 grid, the sweep
  *   sim_relay.c       the path model in real time: a UDP relay on loopback */
@@ -60,6 +61,10 @@ const char *sim_exp_error(const sim_grid_figures *runs, size_t n);
 /* Prints the wall time and this machine's load, to out. */
 void sim_exp_print_wall(FILE *out, const char *what, size_t runs, double wall_s, unsigned jobs);
 
+/* The experiments; each returns the exit status. */
+int sim_exp_m6(const sim_exp_options *o);
+int sim_exp_share(const sim_exp_options *o);
+int sim_exp_credit(const sim_exp_options *o);
 int sim_sweep_main(const sim_exp_options *o);
 /* pure-link-sim relay LISTEN_PORT TARGET_PORT ... (sim_relay.c): argv[0] is "relay". */
 int sim_relay_main(int argc, char **argv);
@@ -69,8 +74,8 @@ int sim_plot_trace(const char *trace_path, const char *prefix);
 /* script: gnuplot commands after the terminal is set (data in $blocks); drawn as SVG and PNG. */
 int sim_plot_script(const char *script, const char *prefix, unsigned width, unsigned height);
 
-/* pure-link-sim m6|share|credit|sweep|plot ...: returns the exit status, or -1 when argv[0]
- * names no experiment. */
-int sim_experiment_main(int argc, char **argv);
+/* pure-link-sim m6|share|credit|sweep|plot|relay ... (sim_command.c): returns the exit
+ * status, or -1 when argv[0] names no experiment. */
+int sim_command_main(int argc, char **argv);
 
 #endif
