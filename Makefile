@@ -127,7 +127,7 @@ $(B)/packet_vectors: tools/packet_vectors.c $(LIB_A) $(HEADERS)
 # Regenerates the test vectors of spec/vectors/ (a change to bytes or rules changes them).
 vectors: $(B)/vectors $(B)/packet_vectors
 	$(B)/vectors spec/vectors/keys.txt
-	$(B)/packet_vectors spec/vectors/packets.txt
+	$(B)/packet_vectors spec/vectors/packets.txt spec/vectors/numbers.txt
 
 $(B)/vectors: tools/vectors.c $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
