@@ -1,5 +1,5 @@
 /* answer.c: what a receiver sends — each run's replies (ACCEPT, CHALLENGE, REFUSED, ACK,
- * STORED) within the amplification limit, LOST notices, the run's events and timers. */
+ * STORED) within the amplification limit, LOST notices, the run's events (its timers are receiver.c). */
 #include "internal.h"
 
 /* ---- Events ---- */
@@ -236,39 +236,4 @@ int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to) {
     pl->stats.lost_notices_sent++;
     *to = n.to;
     return (int)(at + PURE_LINK_TAG_BYTES);
-}
-
-/* ---- Timers ---- */
-void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns) {
-    if (r->in_use != 1) return;
-    if (r->timers[PL_RT_ACK] <= now_ns) {
-        r->timers[PL_RT_ACK] = PL_NONE;
-        r->ack_pending = 1;
-    }
-    if (r->timers[PL_RT_HOST] <= now_ns) {
-        /* The host did not answer STREAM_OPEN in time: as if the input did not exist. */
-        r->timers[PL_RT_HOST] = PL_NONE;
-        if (r->stream_state == PL_STREAM_ASKING) {
-            r->stream_state = PL_STREAM_REFUSED;
-            r->refused_reason = 1;
-            r->refused_notice_pending = 1;
-            r->ack_pending = 1;
-        }
-    }
-    if (r->timers[PL_RT_OLD_EPOCH] <= now_ns) {
-        /* An epoch's secret lives only until the next one has taken over. */
-        r->timers[PL_RT_OLD_EPOCH] = PL_NONE;
-        for (uint32_t i = 0; i < PL_EPOCH_KEYS; i++)
-            if (r->keys[i].valid && r->keys[i].epoch < r->epoch) memset(&r->keys[i], 0, sizeof r->keys[i]);
-    }
-    pl_receiver_deliver(pl, r);
-    pl_run_emit(pl, r);
-}
-
-uint64_t pl_run_deadline(const pl_run *r) {
-    if (r->in_use != 1) return PL_NONE;
-    uint64_t d = PL_NONE;
-    for (int t = 0; t < PL_RT_COUNT; t++)
-        if (r->timers[t] < d) d = r->timers[t];
-    return d;
 }

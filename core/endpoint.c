@@ -1,8 +1,8 @@
-/* endpoint.c: the endpoint as a whole — config, memory layout, events, randomness,
- * dispatch of datagrams and timers to senders and run slots, statistics. */
+/* endpoint.c: the endpoint as a whole, the layer above both halves — config, memory
+ * layout, dispatch of datagrams, pulls and timers to senders and run slots, the event queue's
+ * exit, statistics.  The services both halves call (event.c, random.c, epoch_keys.c,
+ * deadline.c) are below them (LAYERS). */
 #include "internal.h"
-
-#include <sodium.h>
 
 #define KIB 1024u
 #define MIB (1024u * 1024u)
@@ -151,6 +151,13 @@ size_t pure_link_size(const pure_link_config *config) {
     return l.total;
 }
 
+size_t pure_link_memo_size(const pure_link_config *config) {
+    assert(config != NULL);
+    pure_link_config c;
+    pl_config_resolve(config, &c);
+    return pl_memo_bytes(&c);
+}
+
 static void carve(pure_link *pl, uint8_t *base, const layout *l) {
     const pure_link_config *c = &pl->config;
     pl->senders = (pl_sender *)(void *)(base + l->senders);
@@ -226,45 +233,6 @@ void pure_link_public_key(const pure_link *pl, uint8_t out[32]) {
     memcpy(out, pl->static_public, 32);
 }
 
-/* The core's only randomness: ChaCha20 keyed by the caller's seed, one block per draw. */
-void pl_random(pure_link *pl, void *out, size_t len) {
-    uint8_t nonce[12] = {0};
-    uint8_t block[64];
-    uint8_t *o = out;
-    while (len > 0) {
-        uint64_t n = pl->rng_counter++;
-        for (int i = 0; i < 8; i++) nonce[4 + i] = (uint8_t)(n >> (8 * i));
-        crypto_stream_chacha20_ietf(block, sizeof block, nonce, pl->rng_key);
-        size_t take = len < sizeof block ? len : sizeof block;
-        memcpy(o, block, take);
-        o += take;
-        len -= take;
-    }
-    sodium_memzero(block, sizeof block);
-}
-
-void pl_aead_key(const pure_link *pl, void *ctx, uint8_t iv[12], const pl_packet_key *k) {
-    pl->crypto->aead_init(ctx, k->key);
-    memcpy(iv, k->iv, 12);
-}
-
-/* ---- Events ---- */
-uint32_t pl_events_room(const pure_link *pl) { return PL_EVENTS_MOST - pl->ev_count; }
-
-pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind) {
-    assert(pl->ev_count < PL_EVENTS_MOST);  /* callers check pl_events_room() first */
-    uint32_t at = (pl->ev_head + pl->ev_count) % PL_EVENTS_MOST;
-    pure_link_event *ev = &pl->events[at];
-    pl->event_stage_end[at] = 0;
-    pl->ev_count++;
-    memset(ev, 0, sizeof *ev);
-    ev->kind = kind;
-    ev->sender = -1;
-    ev->stream = -1;
-    ev->peer = -1;
-    return ev;
-}
-
 int pure_link_event_next(pure_link *pl, pure_link_event *ev) {
     assert(pl != NULL && pl->magic == PL_MAGIC && ev != NULL);
     pl_stage_release(pl);  /* the event taken before this call is done with */
@@ -311,12 +279,6 @@ static void enter(pure_link *pl, uint64_t now_ns) {
 }
 
 /* ---- Dispatch ---- */
-pl_sender *pl_sender_by_run(pure_link *pl, uint64_t run) {
-    for (uint32_t i = 0; i < pl->senders_used; i++)
-        if (pl->senders[i].open && pl->senders[i].run == run) return &pl->senders[i];
-    return NULL;
-}
-
 int pure_link_receive(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
                       uint64_t now_ns) {
     enter(pl, now_ns);
@@ -375,21 +337,6 @@ int pure_link_tick(pure_link *pl, uint64_t now_ns) {
         if (pl->runs[i].in_use) pl_run_tick(pl, &pl->runs[i], now_ns);
     pl_deadline_update(pl);
     return 0;
-}
-
-void pl_deadline_update(pure_link *pl) {
-    uint64_t d = UINT64_MAX;
-    for (uint32_t i = 0; i < pl->senders_used; i++)
-        if (pl->senders[i].open) {
-            uint64_t t = pl_sender_deadline(&pl->senders[i]);
-            if (t < d) d = t;
-        }
-    for (uint32_t i = 0; i < pl->runs_used; i++)
-        if (pl->runs[i].in_use) {
-            uint64_t t = pl_run_deadline(&pl->runs[i]);
-            if (t < d) d = t;
-        }
-    pl->deadline_ns = d;
 }
 
 uint64_t pure_link_deadline(const pure_link *pl) {

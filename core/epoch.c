@@ -5,27 +5,6 @@
 #include "internal.h"
 
 
-/* Derives a side's packet keys of one epoch into k (reply keys only when the reply run is
- * known: a sender learns it from the first authentic reply). */
-void pl_epoch_keys_set(pure_link *pl, pl_epoch_keys *k, uint32_t epoch, const uint8_t secret[32],
-                       const uint8_t sender_pub[32], const uint8_t receiver_pub[32], uint64_t run,
-                       uint64_t reply_run, int reply_known) {
-    pl_packet_key pk;
-    memset(k, 0, sizeof *k);
-    k->valid = 1;
-    k->epoch = epoch;
-    memcpy(k->secret, secret, 32);
-    pl_data_key(&pk, secret, sender_pub, receiver_pub, run, epoch);
-    pl_aead_key(pl, k->data_ctx, k->data_iv, &pk);
-    if (reply_known) {
-        pl_reply_key(&pk, secret, receiver_pub, sender_pub, run, reply_run, epoch);
-        pl_aead_key(pl, k->reply_ctx, k->reply_iv, &pk);
-        k->reply_run = reply_run;
-        k->reply_valid = 1;
-    }
-    memset(&pk, 0, sizeof pk);
-}
-
 /* The sender moves to `epoch` with secret E: the old current keys become the previous
  * ones (replies sealed in them may still arrive), older ones are wiped. */
 void pl_sender_set_epoch(pure_link *pl, pl_sender *s, uint32_t epoch, const uint8_t secret[32]) {

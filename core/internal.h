@@ -424,12 +424,19 @@ struct pure_link {
 
 /* endpoint.c */
 void pl_config_resolve(const pure_link_config *in, pure_link_config *c);
+void pl_fatal(pure_link *pl, int code);
+
+/* The services below both halves: random.c, event.c, epoch_keys.c, deadline.c. */
 void pl_random(pure_link *pl, void *out, size_t len);
 pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind);
 uint32_t pl_events_room(const pure_link *pl);
-void pl_deadline_update(pure_link *pl);
 void pl_aead_key(const pure_link *pl, void *ctx, uint8_t iv[12], const pl_packet_key *k);
-void pl_fatal(pure_link *pl, int code);
+void pl_epoch_keys_set(pure_link *pl, pl_epoch_keys *k, uint32_t epoch, const uint8_t secret[32],
+                       const uint8_t sender_pub[32], const uint8_t receiver_pub[32], uint64_t run,
+                       uint64_t reply_run, int reply_known);
+void pl_deadline_update(pure_link *pl);
+uint64_t pl_sender_deadline(const pl_sender *s);
+uint64_t pl_run_deadline(const pl_run *r);
 
 /* Byte rings indexed by a 64-bit stream offset (the sender's queue, a run's reassembly
  * buffer): a stretch may wrap around the end of the ring once. */
@@ -470,9 +477,6 @@ int pl_replay_check(const uint64_t *window, uint64_t largest, uint64_t pn);
 void pl_replay_mark(uint64_t *window, uint64_t *largest, uint64_t pn);
 
 /* epoch.c */
-void pl_epoch_keys_set(pure_link *pl, pl_epoch_keys *k, uint32_t epoch, const uint8_t secret[32],
-                       const uint8_t sender_pub[32], const uint8_t receiver_pub[32], uint64_t run,
-                       uint64_t reply_run, int reply_known);
 void pl_sender_set_epoch(pure_link *pl, pl_sender *s, uint32_t epoch, const uint8_t secret[32]);
 void pl_sender_offer_new(pure_link *pl, pl_sender *s, uint32_t epoch);
 void pl_sender_on_accept(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns);
@@ -480,32 +484,44 @@ void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t 
 
 /* sender.c */
 pl_sender *pl_sender_by_run(pure_link *pl, uint64_t run);
+
+/* queue.c */
+int pl_queue_grow(pure_link *pl, pl_sender *s, uint64_t end);
+void pl_queue_put(const pure_link *pl, pl_sender *s, uint64_t off, const uint8_t *p, size_t len);
 void pl_queue_get(const pure_link *pl, const pl_sender *s, uint64_t off, uint8_t *out, size_t len);
 void pl_queue_stored(pure_link *pl, pl_sender *s);
-void pl_sender_check_closed(pure_link *pl, pl_sender *s);
 uint64_t pl_sender_credit_off(const pl_sender *s);
 uint64_t pl_sender_record_at(const pl_sender *s, uint64_t off);
 
-/* send.c */
-int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns);
-void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns);
-uint64_t pl_sender_deadline(const pl_sender *s);
-void pl_sender_arm_loss_timer(pl_sender *s, uint64_t now_ns);
-uint64_t pl_sender_pacing_rate(const pl_sender *s);
+/* notify.c */
+void pl_sender_check_closed(pure_link *pl, pl_sender *s);
+void pl_sender_emit(pure_link *pl, pl_sender *s);
 
-/* reply.c */
-int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, const uint8_t *data,
-                       size_t len, uint64_t now_ns);
+/* loss.c */
 void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns);
 void pl_sender_requeue_oldest(pl_sender *s);
 void pl_sender_free_slot(pl_sender *s, uint64_t now_ns);
 void pl_sender_refused_pto(pl_sender *s, uint64_t now_ns);
+void pl_sender_arm_loss_timer(pl_sender *s, uint64_t now_ns);
+
+/* A sender's pacing rate: what its congestion controller asks for at its RTT. */
+static inline uint64_t pl_sender_pacing_rate(const pl_sender *s) { return pl_cc_pacing_rate(&s->cc, &s->rtt); }
+
+/* send.c */
+int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns);
+void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns);
+
+/* reply.c */
+int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, const uint8_t *data,
+                       size_t len, uint64_t now_ns);
 void pl_sender_release(pure_link *pl, pl_sender *s);
-void pl_sender_emit(pure_link *pl, pl_sender *s);
 
 /* receiver.c */
 int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
                           uint64_t now_ns);
+void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns);
+
+/* peer.c */
 int pl_peer_allows(const pl_peer *p, const char *source);
 const uint8_t *pl_peer_e0(pure_link *pl, pl_peer *p);
 void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns);
@@ -514,13 +530,10 @@ void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_l
 void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, const pl_frame *frames, int count,
                       size_t datagram_len, uint64_t pn, uint32_t epoch, uint64_t now_ns);
 void pl_receiver_deliver(pure_link *pl, pl_run *r);
-uint64_t pl_run_credit(const pure_link *pl, const pl_run *r);
 
 /* answer.c */
 void pl_run_emit(pure_link *pl, pl_run *r);
 int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns);
-void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns);
-uint64_t pl_run_deadline(const pl_run *r);
 void pl_notice_lost(pure_link *pl, pl_peer *p, const pl_header *h, const uint8_t *data, size_t len,
                     const pure_link_addr *from, uint64_t now_ns);
 int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to);
@@ -530,6 +543,7 @@ size_t pl_pool_map_size(uint32_t blocks);
 void pl_pool_init(pl_pool *p, const pure_link_config *c);
 uint64_t pl_run_window(const pure_link *pl, const pl_run *r);
 uint64_t pl_run_pool_free(const pure_link *pl, const pl_run *r);
+uint64_t pl_run_credit(const pure_link *pl, const pl_run *r);
 void pl_run_ticket_ask(pure_link *pl, pl_run *r, uint64_t end);
 void pl_run_ticket_done(pure_link *pl, pl_run *r);
 int pl_run_mem_write(pure_link *pl, pl_run *r, uint64_t off, const uint8_t *src, size_t n);
@@ -543,6 +557,7 @@ void pl_stage_release(pure_link *pl);
 
 /* memo.c */
 size_t pl_memo_slots(const pure_link_config *c);
+size_t pl_memo_bytes(const pure_link_config *c);
 int pl_memo_room(const pure_link *pl);
 void pl_memo_on_epoch(pure_link *pl, pl_run *r);
 void pl_memo_emit(pure_link *pl);

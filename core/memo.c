@@ -21,12 +21,8 @@ static uint32_t get32(const uint8_t *p) { uint32_t v = 0; for (int i = 0; i < 4;
 
 size_t pl_memo_slots(const pure_link_config *c) { return PURE_LINK_MEMO_SIDE_SLOTS + c->peers_most; }
 
-size_t pure_link_memo_size(const pure_link_config *config) {
-    assert(config != NULL);
-    pure_link_config c;
-    pl_config_resolve(config, &c);
-    return PL_MEMO_HEADER_BYTES + pl_memo_slots(&c) * 2 * PL_MEMO_SLOT_BYTES;
-}
+/* The memo's bytes for a resolved config: a header and two copies of each slot. */
+size_t pl_memo_bytes(const pure_link_config *c) { return PL_MEMO_HEADER_BYTES + pl_memo_slots(c) * 2 * PL_MEMO_SLOT_BYTES; }
 
 static uint64_t slot_offset(size_t slot, unsigned copy) {
     return PL_MEMO_HEADER_BYTES + ((uint64_t)slot * 2 + copy) * PL_MEMO_SLOT_BYTES;
@@ -261,7 +257,7 @@ int pure_link_memo_load(pure_link *pl, const uint8_t *memo, size_t len, uint64_t
     assert(now_ns >= pl->now_ns);
     pl->now_ns = now_ns;
     if (!pl->config.memo_enabled) return PURE_LINK_ERR_INVALID;
-    if (len != pure_link_memo_size(&pl->config) || memcmp(memo, memo_tag, 4) != 0 ||
+    if (len != pl_memo_bytes(&pl->config) || memcmp(memo, memo_tag, 4) != 0 ||
         get32(memo + 4) != PL_MEMO_LAYOUT || get32(memo + 8) != pl->config.peers_most ||
         get32(memo + 12) != PURE_LINK_MEMO_SIDE_SLOTS || get32(memo + 16) != PL_MEMO_SLOT_BYTES)
         return PURE_LINK_ERR_MEMO;

@@ -3,7 +3,8 @@
  * from one budget; a map finds the block of (run slot, block number).  A run may hold a
  * fair share of the pool; a record too long for its share waits for the one ticket, which
  * promises it the whole record.  Records that span more than two blocks are copied into a
- * hand-over ring for the RECORD event, which offers two pieces at most. */
+ * hand-over ring for the RECORD event, which offers two pieces at most.  The credit a run
+ * grants is drawn from the pool too. */
 #include "internal.h"
 
 /* ---- The block map: open addressing with linear probing, keys never 0. ---- */
@@ -281,4 +282,22 @@ const uint8_t *pl_stage_record(pure_link *pl, const pl_run *r, uint64_t start, s
 void pl_stage_release(pure_link *pl) {
     pl_pool *p = &pl->pool;
     if (p->stage_popped_end > p->stage_head) p->stage_head = p->stage_popped_end;
+}
+
+/* Credit (spec/protocol.md "Credit"): the room left in the run's window of the receive
+ * pool (no more than the pool has free for it) divided by the average bytes per record
+ * delivered so far, within 1..65,536; 1,024 before any delivery. */
+uint64_t pl_run_credit(const pure_link *pl, const pl_run *r) {
+    if (r->delivered_records == 0) return PURE_LINK_CREDIT_FIRST;
+    uint64_t held_end = r->have.count > 0 ? r->have.r[r->have.count - 1].hi : r->deliver_off;
+    if (held_end < r->deliver_off) held_end = r->deliver_off;
+    uint64_t held = held_end - r->stored_off, size = pl_run_window(pl, r);
+    uint64_t room = held < size ? size - held : 0, free_bytes = pl_run_pool_free(pl, r);
+    if (room > free_bytes) room = free_bytes;
+    uint64_t per_record = r->delivered_bytes / r->delivered_records;
+    if (per_record == 0) per_record = 1;
+    uint64_t credit = room / per_record;
+    if (credit < 1) credit = 1;
+    if (credit > PURE_LINK_CREDIT_MOST) credit = PURE_LINK_CREDIT_MOST;
+    return credit;
 }

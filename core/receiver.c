@@ -1,5 +1,6 @@
-/* receiver.c: wiring, peers and run slots, and opening a sender's packets.  What the
- * frames do to a run's stream is stream.c; what a run answers is answer.c. */
+/* receiver.c: wiring, run slots, opening a sender's packets, and the runs' timers.  A
+ * peer's E(0) and a fresh run slot are peer.c; what the frames do to a run's stream is
+ * stream.c; what a run answers is answer.c. */
 #include "internal.h"
 
 static int peer_index(const pure_link *pl, const pl_peer *p) { return (int)(p - pl->peers); }
@@ -26,35 +27,6 @@ int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char
     p->key_id = id;
     memcpy(p->sources, sources, sources_len);
     return peer_index(pl, p);
-}
-
-/* E(0) of a peer, computed when first needed: a receiver restored from its memo opens
- * its peers' current epochs without any X25519 at all.  NULL if the static X25519 output
- * is all zero (a low-order key): such a peer can never use epoch 0. */
-const uint8_t *pl_peer_e0(pure_link *pl, pl_peer *p) {
-    if (!p->e0_ready) {
-        uint8_t shared[32];
-        pl->stats.x25519_ops++;
-        int bad = pl->crypto->x25519(shared, pl->static_secret, p->public_key);
-        if (!bad) pl_epoch0_secret(p->e0, shared);
-        memset(shared, 0, sizeof shared);
-        if (bad) return NULL;
-        p->e0_ready = 1;
-    }
-    return p->e0;
-}
-
-/* Is `source` among the peer's allowed sources ('\n'-separated, "*" for any)? */
-int pl_peer_allows(const pl_peer *p, const char *source) {
-    size_t n = strlen(source);
-    for (const char *at = p->sources; *at;) {
-        const char *end = strchr(at, '\n');
-        size_t len = end ? (size_t)(end - at) : strlen(at);
-        if ((len == 1 && at[0] == '*') || (len == n && memcmp(at, source, n) == 0)) return 1;
-        if (!end) break;
-        at = end + 1;
-    }
-    return 0;
 }
 
 static pl_peer *peer_by_key_id(pure_link *pl, uint32_t id) {
@@ -86,26 +58,6 @@ static pl_run *run_slot_for(pure_link *pl, int peer, uint64_t now_ns) {
     if (quiet != NULL && now_ns - quiet->last_heard_ns >= pl->config.idle_ns) return quiet;
     if (held < PURE_LINK_RUNS_PER_PEER && free_slot != NULL) return free_slot;
     return NULL;
-}
-
-void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns) {
-    pl_run_mem_release(pl, r);  /* the slot's earlier run gives its blocks back */
-    int handle = r->handle;
-    memset(r, 0, sizeof *r);
-    r->handle = handle;
-    if ((uint32_t)handle + 1 > pl->runs_used) pl->runs_used = (uint32_t)handle + 1;
-    r->in_use = 1;
-    r->peer = peer;
-    r->run = run;
-    r->last_heard_ns = now_ns;
-    r->largest_pn = PL_NONE;
-    pl_random(pl, &r->reply_run, sizeof r->reply_run);  /* per build: see run_build */
-    r->addr = *from;
-    r->challenge_pending = 1;
-    pl_random(pl, r->challenge_token, 16);
-    pl_rangeset_init(&r->acks, r->ack_store, PL_ACK_RECV_RANGES_MOST);
-    pl_rangeset_init(&r->have, r->have_store, PL_RANGES_MOST);
-    for (int t = 0; t < PL_RT_COUNT; t++) r->timers[t] = PL_NONE;
 }
 
 /* Opens a sender packet with the run's key of the header's epoch, in place. */
@@ -281,4 +233,31 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8
     pl->stats.packets_opened++;
     pl_run_on_packet(pl, r, from, frames, count, len, pn, epoch, now_ns);
     return 0;
+}
+
+/* ---- Timers ---- */
+void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns) {
+    if (r->in_use != 1) return;
+    if (r->timers[PL_RT_ACK] <= now_ns) {
+        r->timers[PL_RT_ACK] = PL_NONE;
+        r->ack_pending = 1;
+    }
+    if (r->timers[PL_RT_HOST] <= now_ns) {
+        /* The host did not answer STREAM_OPEN in time: as if the input did not exist. */
+        r->timers[PL_RT_HOST] = PL_NONE;
+        if (r->stream_state == PL_STREAM_ASKING) {
+            r->stream_state = PL_STREAM_REFUSED;
+            r->refused_reason = 1;
+            r->refused_notice_pending = 1;
+            r->ack_pending = 1;
+        }
+    }
+    if (r->timers[PL_RT_OLD_EPOCH] <= now_ns) {
+        /* An epoch's secret lives only until the next one has taken over. */
+        r->timers[PL_RT_OLD_EPOCH] = PL_NONE;
+        for (uint32_t i = 0; i < PL_EPOCH_KEYS; i++)
+            if (r->keys[i].valid && r->keys[i].epoch < r->epoch) memset(&r->keys[i], 0, sizeof r->keys[i]);
+    }
+    pl_receiver_deliver(pl, r);
+    pl_run_emit(pl, r);
 }

@@ -239,8 +239,6 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
     (void)pl;
 }
 
-uint64_t pl_sender_pacing_rate(const pl_sender *s) { return pl_cc_pacing_rate(&s->cc, &s->rtt); }
-
 /* The slot for the next packet number must not hold a packet still in flight. */
 static int sent_slot_free(const pl_sender *s) {
     const pl_sent *e = &s->sent[s->pn_next % s->sent_most];
@@ -316,22 +314,6 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
 
 /* ---- Timers ---- */
 
-/* Earliest time the loss timer needs to run: a RACK time threshold if a packet waits on
- * one, otherwise the PTO after the last ack-eliciting packet. */
-void pl_sender_arm_loss_timer(pl_sender *s, uint64_t now_ns) {
-    (void)now_ns;
-    if (s->loss_time_ns != PL_NONE) {
-        s->timers[PL_ST_LOSS] = s->loss_time_ns;
-        return;
-    }
-    if (s->eliciting_in_flight == 0) {
-        s->timers[PL_ST_LOSS] = PL_NONE;
-        return;
-    }
-    uint64_t pto = pl_rtt_pto_ns(&s->rtt, PL_ACK_DELAY_NS_PEER) << (s->pto_count < 6 ? s->pto_count : 6);
-    s->timers[PL_ST_LOSS] = s->last_send_ns + pto;
-}
-
 static void on_loss_timer(pure_link *pl, pl_sender *s, uint64_t now_ns) {
     if (s->loss_time_ns != PL_NONE && s->loss_time_ns <= now_ns) {
         pl_sender_detect_losses(pl, s, now_ns);
@@ -372,25 +354,4 @@ void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns) {
         (now_ns >= s->epoch_started_ns + pl->config.epoch_ns || s->epoch_packets >= pl->config.epoch_packets))
         pl_sender_offer_new(pl, s, s->epoch + 1);
     pl_sender_check_closed(pl, s);
-}
-
-uint64_t pl_sender_deadline(const pl_sender *s) {
-    uint64_t d = PL_NONE;
-    for (int t = 0; t < PL_ST_COUNT; t++)
-        if (s->timers[t] < d) d = s->timers[t];
-    if (!s->refused && s->acked_end > s->stored_off) {
-        uint64_t t = s->stored_progress_ns + PL_RESEND_UNSTORED_NS;
-        if (t < d) d = t;
-    }
-    if (s->epoch >= 1 && s->offer_epoch == 0) {
-        uint64_t t = s->epoch_started_ns + s->epoch_ns_most;
-        if (t < d) d = t;
-    }
-    /* Something to send but held back by pacing: wake when the pacer allows it. */
-    if (s->pace_wait_ns != PL_NONE && s->pace_wait_ns < d) d = s->pace_wait_ns;
-    /* A due copy waits only for pacing (whose deadline is above); every other refusal to
-     * send drops it, so it never holds the deadline in the past. */
-    if (s->copies_count > 0 && s->pace_wait_ns == PL_NONE && s->copies[0].due_ns < d) d = s->copies[0].due_ns;
-    if (s->trial_due || s->probes_due) d = 0;
-    return d;
 }

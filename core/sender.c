@@ -1,5 +1,5 @@
-/* sender.c: one output of this node — its record queue and the public calls on it.
- * What goes into a datagram is send.c; what a reply does is reply.c. */
+/* sender.c: one output of this node — the public calls on it (open, send, close).  Its
+ * record queue is queue.c, what goes into a datagram send.c, what a reply does reply.c. */
 #include "internal.h"
 
 
@@ -97,68 +97,6 @@ int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uin
     return s->handle;
 }
 
-/* ---- The queue in the send pool (spec/protocol.md §4.2 "Send memory") ---- */
-
-/* Blocks a sender may hold: an even share of the send pool among the open senders, and
- * never less than one largest record (so any record can be queued once the pool has room). */
-static uint32_t send_share(const pure_link *pl) {
-    uint32_t even = pl->send_store.blocks / (pl->senders_open ? pl->senders_open : 1);
-    uint32_t record = PURE_LINK_RECORD_MOST / PL_BLOCK_BYTES + 2;
-    return even > record ? even : record;
-}
-
-/* Takes the blocks that stream bytes up to `end` need; 0, or -1 (nothing taken). */
-static int queue_grow(pure_link *pl, pl_sender *s, uint64_t end) {
-    if (s->blocks_held == 0) s->block_lo = s->end_off / PL_BLOCK_BYTES;
-    uint64_t top = s->block_lo + s->blocks_held, want = (end + PL_BLOCK_BYTES - 1) / PL_BLOCK_BYTES;
-    if (want <= top) return 0;
-    uint64_t need = want - top;
-    if (s->blocks_held + need > s->table_most || s->blocks_held + need > send_share(pl) ||
-        need > pl->send_store.free_count)
-        return -1;
-    for (uint64_t b = top; b < want; b++) s->block_table[b % s->table_most] = pl_blocks_take(&pl->send_store);
-    s->blocks_held += (uint32_t)need;
-    return 0;
-}
-
-/* STORED moved stored_off on: blocks wholly below it go back (all of them when the queue
- * is empty). */
-void pl_queue_stored(pure_link *pl, pl_sender *s) {
-    uint64_t lo = s->stored_off == s->end_off ? s->block_lo + s->blocks_held : s->stored_off / PL_BLOCK_BYTES;
-    while (s->blocks_held > 0 && s->block_lo < lo) {
-        pl_blocks_give(&pl->send_store, s->block_table[s->block_lo % s->table_most]);
-        s->block_lo++, s->blocks_held--;
-    }
-}
-
-static uint8_t *queue_at(const pure_link *pl, const pl_sender *s, uint64_t off, size_t n, size_t *n_out) {
-    uint64_t b = off / PL_BLOCK_BYTES;
-    assert(b >= s->block_lo && b < s->block_lo + s->blocks_held);
-    size_t at = (size_t)(off % PL_BLOCK_BYTES);
-    *n_out = PL_BLOCK_BYTES - at < n ? PL_BLOCK_BYTES - at : n;
-    return pl_block_bytes(&pl->send_store, s->block_table[b % s->table_most]) + at;
-}
-
-/* Copies len bytes into the queue at stream offset off (its blocks taken already). */
-static void queue_put(const pure_link *pl, pl_sender *s, uint64_t off, const uint8_t *p, size_t len) {
-    while (len > 0) {
-        size_t take;
-        uint8_t *dst = queue_at(pl, s, off, len, &take);
-        memcpy(dst, p, take);
-        off += take, p += take, len -= take;
-    }
-}
-
-void pl_queue_get(const pure_link *pl, const pl_sender *s, uint64_t off, uint8_t *out, size_t len) {
-    assert(off >= s->stored_off && off + len <= s->end_off);
-    while (len > 0) {
-        size_t take;
-        const uint8_t *src = queue_at(pl, s, off, len, &take);
-        memcpy(out, src, take);
-        off += take, out += take, len -= take;
-    }
-}
-
 int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len, uint64_t now_ns) {
     pl_sender *s = sender_of(pl, sender);
     assert(record != NULL || len == 0);
@@ -172,11 +110,11 @@ int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len
     assert(prefix_len > 0);
     if (s->records_end - s->records_stored >= s->records_most) return PURE_LINK_ERR_FULL;
     if (s->end_off - s->stored_off + prefix_len + len > s->queue_bytes) return PURE_LINK_ERR_FULL;
-    if (queue_grow(pl, s, s->end_off + prefix_len + len) != 0) return PURE_LINK_ERR_FULL;
+    if (pl_queue_grow(pl, s, s->end_off + prefix_len + len) != 0) return PURE_LINK_ERR_FULL;
     uint64_t number = s->records_end++;
     s->record_start[number % s->records_most] = s->end_off;
-    queue_put(pl, s, s->end_off, prefix, prefix_len);
-    queue_put(pl, s, s->end_off + prefix_len, record, len);
+    pl_queue_put(pl, s, s->end_off, prefix, prefix_len);
+    pl_queue_put(pl, s, s->end_off + prefix_len, record, len);
     s->end_off += prefix_len + len;
     s->stats.records_queued++;
     pl_deadline_update(pl);
@@ -198,34 +136,9 @@ int pure_link_sender_close(pure_link *pl, int sender, uint64_t now_ns) {
     return 0;
 }
 
-/* A closing sender whose every record is stored reports CLOSED once and frees its slot. */
-void pl_sender_check_closed(pure_link *pl, pl_sender *s) {
-    if (!s->closing || s->records_stored < s->records_end || pl_events_room(pl) == 0) return;
-    pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_CLOSED);
-    ev->sender = s->handle;
-    ev->run = s->run;
-    s->open = 0;
-    pl->senders_open--;
-}
-
-/* Stream offset below which records may be sent: the start of the first record beyond the
- * receiver's credit (spec: record numbers below the heard STORED mark + credit). */
-uint64_t pl_sender_credit_off(const pl_sender *s) {
-    uint64_t limit = s->records_stored + s->credit;
-    uint64_t off = limit >= s->records_end ? s->end_off : s->record_start[limit % s->records_most];
-    /* spec/wire.md: never PL_STREAM_LEAD_MOST past the first unstored byte, so that 32-bit
-     * offsets always decode. */
-    uint64_t lead = s->stored_off + PL_STREAM_LEAD_MOST - 1;
-    return off < lead ? off : lead;
-}
-
-/* The record number whose bytes hold stream offset off (binary search of the ring). */
-uint64_t pl_sender_record_at(const pl_sender *s, uint64_t off) {
-    uint64_t lo = s->records_stored, hi = s->records_end;  /* answer in [lo, hi) */
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (s->record_start[mid % s->records_most] <= off) lo = mid;
-        else hi = mid;
-    }
-    return lo;
+/* The open sender of a run, or NULL (replies name their run). */
+pl_sender *pl_sender_by_run(pure_link *pl, uint64_t run) {
+    for (uint32_t i = 0; i < pl->senders_used; i++)
+        if (pl->senders[i].open && pl->senders[i].run == run) return &pl->senders[i];
+    return NULL;
 }

@@ -1,6 +1,6 @@
 /* stream.c: what an authentic sender packet does to its run — address, epoch, OFFER,
  * STREAM binding through the host, reassembly of the record stream, in-order delivery,
- * the host's stored mark and the credit. */
+ * the host's stored mark (the credit granted from the pool is pool.c). */
 #include "internal.h"
 
 
@@ -275,24 +275,6 @@ int pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns)
     pl_receiver_deliver(pl, r);  /* room in the unstored ring may let more through */
     pl_deadline_update(pl);
     return 0;
-}
-
-/* Credit (spec/protocol.md "Credit"): the room left in the run's window of the receive
- * pool (no more than the pool has free for it) divided by the average bytes per record
- * delivered so far, within 1..65,536; 1,024 before any delivery. */
-uint64_t pl_run_credit(const pure_link *pl, const pl_run *r) {
-    if (r->delivered_records == 0) return PURE_LINK_CREDIT_FIRST;
-    uint64_t held_end = r->have.count > 0 ? r->have.r[r->have.count - 1].hi : r->deliver_off;
-    if (held_end < r->deliver_off) held_end = r->deliver_off;
-    uint64_t held = held_end - r->stored_off, size = pl_run_window(pl, r);
-    uint64_t room = held < size ? size - held : 0, free_bytes = pl_run_pool_free(pl, r);
-    if (room > free_bytes) room = free_bytes;
-    uint64_t per_record = r->delivered_bytes / r->delivered_records;
-    if (per_record == 0) per_record = 1;
-    uint64_t credit = room / per_record;
-    if (credit < 1) credit = 1;
-    if (credit > PURE_LINK_CREDIT_MOST) credit = PURE_LINK_CREDIT_MOST;
-    return credit;
 }
 
 /* ---- One authentic packet ---- */

@@ -1,0 +1,90 @@
+/* loss.c: a sender's loss detection (RFC 9002 §6 with RFC 8985's adaptive reordering
+ * window) and its loss timer, which both what it sends (send.c) and what replies tell it
+ * (reply.c) drive. */
+#include "internal.h"
+
+static void declare_lost(pl_sender *s, pl_sent *e, uint64_t now_ns) {
+    assert(e->state == PL_SENT_FLIGHT);
+    e->state = PL_SENT_LOST;
+    s->bytes_in_flight -= e->bytes;
+    s->eliciting_in_flight--;
+    s->offers_in_flight -= e->has_offer;
+    s->responses_in_flight -= e->has_response;
+    s->stats.packets_lost++;
+    /* A lost copy needs no resend of its own: its original's fate decides. */
+    if (e->len > 0 && !e->is_copy) pl_rangeset_add_cover(&s->resend, e->off, e->off + e->len);
+    if (e->trial && s->trial_pn == e->pn) {
+        /* A lost trial is tried again at once: the wait was for the receiver's answer. */
+        s->trial_pn = PL_NONE;
+        s->trial_due = s->refused;
+    }
+    e->episode = pl_cc_on_lost(&s->cc, e->bytes, e->sent_ns, now_ns);
+    s->rs.newly_lost_bytes += e->bytes;
+}
+
+/* A PTO probe finds the ring of sent packets full: the packet whose slot it takes was sent
+ * a whole ring ago and is still unacknowledged, so it counts as lost (otherwise the probes
+ * could never leave, and with nothing acknowledged nothing else would free it). */
+void pl_sender_free_slot(pl_sender *s, uint64_t now_ns) {
+    pl_sent *e = &s->sent[s->pn_next % s->sent_most];
+    if (e->state == PL_SENT_FLIGHT) declare_lost(s, e, now_ns);
+}
+
+/* During a refusal no probe goes (spec/protocol.md §4.1), so nothing else would ever show
+ * that a packet still in flight was lost: at the PTO, every one is declared lost (a lost
+ * trial is then sent again at once). */
+void pl_sender_refused_pto(pl_sender *s, uint64_t now_ns) {
+    assert(s->refused);
+    for (uint64_t pn = s->pn_oldest; pn < s->pn_next; pn++) {
+        pl_sent *e = &s->sent[pn % s->sent_most];
+        if (e->pn == pn && e->state == PL_SENT_FLIGHT) declare_lost(s, e, now_ns);
+    }
+    assert(s->eliciting_in_flight == 0);
+}
+
+void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns) {
+    (void)pl;
+    s->loss_time_ns = PL_NONE;
+    if (s->largest_acked == PL_NONE) return;
+    uint64_t reo_ns = pl_rack_reo_wnd_ns(&s->rack, &s->rtt, pl_cc_recovering(&s->cc));
+    for (uint64_t pn = s->pn_oldest; pn < s->largest_acked; pn++) {
+        pl_sent *e = &s->sent[pn % s->sent_most];
+        if (e->pn != pn || e->state != PL_SENT_FLIGHT) continue;
+        uint64_t lost_at = pl_rack_lost_at_ns(&s->rack, pn, e->sent_ns, reo_ns);
+        if (pl_rack_lost_by_count(&s->rack, pn, s->largest_acked) || lost_at <= now_ns) {
+            declare_lost(s, e, now_ns);
+        } else if (lost_at != UINT64_MAX && lost_at < s->loss_time_ns) {
+            s->loss_time_ns = lost_at;
+        }
+    }
+}
+
+/* After a PTO, the oldest packet in flight with bytes not yet stored is sent again in the
+ * probes (a packet whose bytes were all stored since — a copy, say — would make the probe a
+ * PING that can never draw the LOST or ACK the sender is waiting for). */
+void pl_sender_requeue_oldest(pl_sender *s) {
+    for (uint64_t pn = s->pn_oldest; pn < s->pn_next; pn++) {
+        pl_sent *e = &s->sent[pn % s->sent_most];
+        if (e->pn == pn && e->state == PL_SENT_FLIGHT && e->len > 0 && e->off + e->len > s->stored_off) {
+            uint64_t lo = e->off > s->stored_off ? e->off : s->stored_off;
+            pl_rangeset_add_cover(&s->resend, lo, e->off + e->len);
+            return;
+        }
+    }
+}
+
+/* Earliest time the loss timer needs to run: a RACK time threshold if a packet waits on
+ * one, otherwise the PTO after the last ack-eliciting packet. */
+void pl_sender_arm_loss_timer(pl_sender *s, uint64_t now_ns) {
+    (void)now_ns;
+    if (s->loss_time_ns != PL_NONE) {
+        s->timers[PL_ST_LOSS] = s->loss_time_ns;
+        return;
+    }
+    if (s->eliciting_in_flight == 0) {
+        s->timers[PL_ST_LOSS] = PL_NONE;
+        return;
+    }
+    uint64_t pto = pl_rtt_pto_ns(&s->rtt, PL_ACK_DELAY_NS_PEER) << (s->pto_count < 6 ? s->pto_count : 6);
+    s->timers[PL_ST_LOSS] = s->last_send_ns + pto;
+}
