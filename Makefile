@@ -154,13 +154,20 @@ FUZZ_FLAGS := -std=c11 -g -O2 -fsanitize=fuzzer,address,undefined -fno-sanitize-
 # The endpoint targets run the whole core, where tracing every comparison costs a third of
 # the speed; their seeds carry the values to match (fuzz_codec keeps it for the parser).
 FUZZ_PAIR_FLAGS := $(FUZZ_FLAGS) -fno-sanitize-coverage=trace-cmp
-FUZZ_NAMES := codec endpoint endpoint_aead sequence sequence_aead
+FUZZ_NAMES := codec config endpoint endpoint_aead sequence sequence_aead
 FUZZ_BIN   := $(FUZZ_NAMES:%=$(B)/fuzz_%)
 FUZZ_DEPS  := $(CORE_SRC) $(wildcard core/*.h tests/fuzz/*.h)
 $(B)/fuzz_codec: tests/fuzz/fuzz_codec.c $(FUZZ_DEPS)
 	@mkdir -p $(B)
 	@echo "  FUZZ  $@"
 	@clang $(FUZZ_FLAGS) -o $@ $< core/varint.c core/header.c core/codec.c
+# The tool's config and key-file readers, instrumented; the rest of the shims they link
+# against (sockets, clock) come from the shim library as built.
+FUZZ_TOOL_SRC := shims/tool_config.c shims/tool_keys.c shims/tool_util.c
+$(B)/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_TOOL_SRC) $(FUZZ_DEPS) $(SHIM_A) $(SIM_A) $(HEADERS)
+	@mkdir -p $(B)
+	@echo "  FUZZ  $@"
+	@clang $(FUZZ_FLAGS) -std=gnu11 -Ishims -o $@ $< $(FUZZ_TOOL_SRC) $(CORE_SRC) $(SHIM_A) $(SIM_A) $(LIBS) -luring -lpthread
 $(B)/fuzz_%_aead: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(B)
 	@echo "  FUZZ  $@"
