@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""against_recv.py -- the independent sender (sender.py) against the real receiver
+(`pure-link recv`) over UDP on loopback.  Each case checks the receiver's store
+(shims/STORE.md format, read by store_read.py) byte for byte.
+
+Usage: python3 tests/interop/against_recv.py [--tool build/pure-link] [--keep DIR] [-v] CASE
+CASE: bulk | epochs | move | refused | restart_memo | restart_nomemo
+Exit 0 when the case passes; every failed check is printed.
+"""
+
+import argparse
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import pl_spec as pl  # noqa: E402
+import real_tool  # noqa: E402
+import sender as sndm  # noqa: E402
+import store_read  # noqa: E402
+
+CASE_SECONDS = 16.0             # each case stops by itself well under 20 s
+SOURCE = b"py.sender"
+INPUT = "logs"
+SHAPE = 7
+
+
+class Check:
+    def __init__(self, name):
+        self.name = name
+        self.problems = []
+        self.facts = []
+
+    def expect(self, what, cond, detail=""):
+        if not cond:
+            self.problems.append(what + (": " + str(detail) if detail != "" else ""))
+
+    def fact(self, text):
+        self.facts.append(text)
+
+    def finish(self):
+        for f in self.facts:
+            print("  " + f)
+        for p in self.problems:
+            print("  PROBLEM: " + p)
+        print("%s %s" % (self.name, "PASS" if not self.problems else "FAIL"))
+        return not self.problems
+
+
+def mixed_records(rng, n, big=4 << 20):
+    """n records of mixed sizes: the edges of the varint prefix and of a datagram's
+    payload, many small ones, some tens of KiB, and one of `big` bytes in the middle."""
+    edges = [0, 1, 62, 63, 64, 65, 1400, 1415, 1416, 1421, 1452, 1453, 16383, 16384,
+             16385, 65536, 200000]
+    out = []
+    for i in range(n):
+        if i < len(edges):
+            ln = edges[i]
+        elif i == n // 2 and big:
+            ln = big
+        else:
+            x = rng.random()
+            ln = (rng.randint(0, 200) if x < 0.5 else rng.randint(200, 3000) if x < 0.95
+                  else rng.randint(3000, 40000))
+        out.append(rng.randbytes(ln))
+    return out
+
+
+def small_records(rng, n, lo, hi):
+    return [rng.randbytes(rng.randint(lo, hi)) for _ in range(n)]
+
+
+def check_store(chk, rx, spub, run, records):
+    """Every record of the run stored exactly once, byte for byte, in order."""
+    d = rx.inputs[INPUT]
+    name = store_read.store_file_name(spub, SOURCE)
+    files = store_read.read_input_dir(d) if os.path.isdir(d) else {}
+    chk.expect("one record file named as STORE.md says", list(files) == [name], list(files))
+    if name not in files:
+        return
+    hdr, frames = files[name]
+    chk.expect("file header names the sender key and source",
+               hdr["key"] == spub and hdr["source"] == SOURCE, hdr)
+    chk.expect("no torn tail", hdr["tail_cut"] == 0, hdr["tail_cut"])
+    ours = [(num, rec) for r, num, rec in frames if r == run]
+    chk.expect("every frame is of the sender's run", len(ours) == len(frames))
+    nums = [num for num, _ in ours]
+    dup = len(nums) - len(set(nums))
+    chk.expect("no record stored twice", dup == 0, dup)
+    chk.expect("record numbers 0..n-1 in order", nums == list(range(len(records))),
+               (len(nums), nums[:5], nums[-5:]))
+    bad = [num for num, rec in ours if num < len(records) and rec != records[num]]
+    chk.expect("every record byte for byte", not bad, bad[:10])
+    chk.fact("store: %d frames, %d CRC32C-checked, %d B of records" % (
+        len(frames), hdr["crc_checked"], sum(len(r) for _, r in ours)))
+
+
+def setup(tool, tmp, inputs=((INPUT, SHAPE),), memo=True):
+    skey, ssec, spub = real_tool.new_keypair(tmp, "send")
+    rx = real_tool.Recv(tool, tmp, [(spub, [SOURCE.decode()])], list(inputs), memo=memo)
+    rx.start()
+    return rx, ssec, spub
+
+
+def new_sender(rx, ssec, records, log, **kw):
+    return sndm.Sender(("127.0.0.1", rx.port), rx.public, ssec, records, SOURCE,
+                       kw.pop("input_name", INPUT).encode(), kw.pop("shape", SHAPE), log=log, **kw)
+
+
+# ------------------------------------------------------------------------------ cases
+def case_bulk(tool, tmp, log):
+    """1,000 records of mixed sizes, one of 4 MiB, stored exactly once."""
+    chk = Check("bulk")
+    rng = random.Random(1)
+    records = mixed_records(rng, 1000)
+    rx, ssec, spub = setup(tool, tmp)
+    s = new_sender(rx, ssec, records, log)
+    t0 = time.monotonic()
+    ok = s.run_until(s.done, t0 + CASE_SECONDS)
+    chk.fact("sender: %d/%d stored in %.2f s, %d packets, epoch %d, largest record %d B" % (
+        s.S, s.n, time.monotonic() - t0, s.pn, s.epoch, max(map(len, records))))
+    chk.expect("the sender heard every record stored", ok, s.S)
+    rc, st = rx.stop()
+    chk.expect("receiver exits 0 on SIGTERM", rc == 0, rc)
+    check_store(chk, rx, spub, s.run, records)
+    big = max(range(len(records)), key=lambda i: len(records[i]))
+    chk.expect("the 4 MiB record went over many packets",
+               len(records[big]) == 4 << 20 and s.pn > (4 << 20) // pl.PAYLOAD_MOST)
+    if st:
+        ep = st["endpoint"]
+        chk.expect("receiver counts 1,000 records stored", ep["records_stored"] == 1000,
+                   ep["records_stored"])
+        chk.expect("no LOST", ep["lost_notices_sent"] == 0)
+        chk.fact("receiver: %d packets received, %d dropped malformed, %d no room, %d auth" % (
+            ep["packets_received"], ep["dropped_malformed"], ep["dropped_no_room"],
+            ep["dropped_auth"]))
+        chk.expect("nothing malformed or failing to open", ep["dropped_malformed"] == 0 and
+                   ep["dropped_auth"] == 0, (ep["dropped_malformed"], ep["dropped_auth"]))
+    return chk.finish()
+
+
+def case_epochs(tool, tmp, log):
+    """A new epoch every 16 packets (a limit set on the Python side), through epoch 16
+    and beyond, where the 4-bit field wraps (wire.md §4)."""
+    chk = Check("epochs")
+    rng = random.Random(2)
+    records = small_records(rng, 3000, 100, 600)
+    # Paced at 150 packets/s: the receiver answers at most 4 OFFERs a second after a
+    # burst of 4 (its X25519 rate, protocol.md §3), so 17 epochs take about 3.5 s.
+    rx, ssec, spub = setup(tool, tmp)
+    s = new_sender(rx, ssec, records, log, epoch_packets=16, pace_pps=150)
+    t0 = time.monotonic()
+    ok = s.run_until(s.done, t0 + CASE_SECONDS)
+    chk.expect("the sender heard every record stored", ok, s.S)
+    chk.fact("sender: %d packets, reached epoch %d" % (s.pn, s.epochs_reached))
+    chk.expect("past epoch 16 (the 4-bit field wrapped)", s.epochs_reached >= 17,
+               s.epochs_reached)
+    per_epoch = {}
+    for _, _, e, _, _, _, _ in s.sent_log:
+        per_epoch[e] = per_epoch.get(e, 0) + 1
+    chk.expect("epoch 0 carried one packet per offer", per_epoch.get(0) == 1, per_epoch.get(0))
+    rc, st = rx.stop()
+    check_store(chk, rx, spub, s.run, records)
+    if st:
+        ep = st["endpoint"]
+        chk.expect("the receiver counted the epochs", ep["epochs"] >= s.epochs_reached,
+                   ep["epochs"])
+        chk.expect("no LOST", ep["lost_notices_sent"] == 0)
+    # the receiver's key log holds the same E(n) as the sender
+    lines = pl.parse_keylog(open(os.path.join(tmp, "recv.keylog")).read())
+    logged = {(x["run"], x["epoch"]): x["secret"] for x in lines}
+    chk.expect("the receiver's key log has the sender's current epoch secret",
+               logged.get((s.run, s.epoch)) == s.secrets[s.epoch])
+    return chk.finish()
+
+
+def case_move(tool, tmp, log):
+    """The sender's port changes mid-transfer; the receiver answers with a CHALLENGE at
+    the new address, the sender's RESPONSE validates it, and the transfer completes."""
+    chk = Check("move")
+    rng = random.Random(3)
+    records = small_records(rng, 400, 500, 3000)
+    rx, ssec, spub = setup(tool, tmp)
+    # Paced (about 1.3 s in all), so that the move falls well inside the transfer.
+    s = new_sender(rx, ssec, records, log, pace_pps=400)
+    t0 = time.monotonic()
+    s.run_until(lambda: s.S >= 100, t0 + CASE_SECONDS / 2)
+    chk.expect("the move comes mid-transfer", s.S < 300, s.S)
+    old_port = s.port()
+    ch_before = len(s.challenges)
+    s.move()
+    new_port = s.port()
+    ok = s.run_until(s.done, t0 + CASE_SECONDS)
+    chk.expect("the sender heard every record stored", ok, s.S)
+    chk.expect("a CHALLENGE at the first address", ch_before >= 1 and
+               s.challenges[0][2] == old_port)
+    new = [c for c in s.challenges[ch_before:] if c[2] == new_port]
+    chk.expect("a CHALLENGE at the new port", len(new) >= 1, s.challenges)
+    if new:
+        chk.expect("with a new token", new[0][1] != s.challenges[0][1])
+    answered = [t for t, pn, e, L, size, kinds, port in s.sent_log
+                if "RESPONSE" in kinds and port == new_port]
+    chk.expect("answered with a RESPONSE from the new port", answered)
+    chk.fact("moved %d -> %d at record %d; challenges %d" % (old_port, new_port, 100,
+                                                             len(s.challenges)))
+    rc, st = rx.stop()
+    check_store(chk, rx, spub, s.run, records)
+    if st:
+        ep = st["endpoint"]
+        chk.fact("receiver: address_moves %d, addresses_validated %d, dropped_amplification %d"
+                 % (ep["address_moves"], ep["addresses_validated"], ep["dropped_amplification"]))
+        chk.expect("the receiver saw the move", ep["address_moves"] >= 1)
+        chk.expect("and validated both addresses", ep["addresses_validated"] >= 2)
+    return chk.finish()
+
+
+def case_refused(tool, tmp, log):
+    """A stream for an input the receiver does not have: REFUSED (reason 1) and the
+    sender's backoff (protocol.md §4.1): wait 1 s, one trial, then 2 s, 4 s ... with
+    nothing else sent, asserted from the times of the packets sent."""
+    chk = Check("refused")
+    rng = random.Random(4)
+    records = small_records(rng, 50, 10, 100)
+    rx, ssec, spub = setup(tool, tmp)
+    s = new_sender(rx, ssec, records, log, input_name="nosuch")
+    t0 = time.monotonic()
+    s.run_until(lambda: len([e for e in s.events if e[1] == "trial"]) >= 3 and
+                s.trial_pn is None, t0 + 11.5)
+    refused = [e for e in s.events if e[1] == "refused"]
+    chk.expect("REFUSED heard", refused)
+    if not refused:
+        rx.stop()
+        return chk.finish()
+    first = refused[0][0]
+    chk.expect("reason 1 (no input of that name)", all(r == 1 for e in refused for r in e[2][0]),
+               [e[2] for e in refused])
+    after = [x for x in s.sent_log if x[0] > first]
+    trials = [x for x in after if "STREAM" in x[5]]
+    chk.fact("REFUSED heard %d times; packets after the first: %s" % (
+        len(refused), ["%.2f %s" % (x[0] - first, "+".join(x[5])) for x in after]))
+    chk.expect("after REFUSED, only trial packets (STREAM and the first record bytes)",
+               len(after) == len(trials) and all("RECORDS" in x[5] for x in trials), after)
+    times = [first] + [x[0] for x in trials]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    chk.expect("at least three trials", len(gaps) >= 3, gaps)
+    for i, g in enumerate(gaps[:3]):
+        want = 2.0 ** i
+        # loose: the machine is shared; early is a real fault, late within 0.8 s is load
+        chk.expect("wait %d is %.0f s" % (i + 1, want), want - 0.02 <= g <= want + 0.8, g)
+    acked_refusals = [e for e in refused if e[2][1]]
+    chk.expect("each trial's own reply acknowledged it and carried REFUSED",
+               len(acked_refusals) >= len(trials) - (1 if s.trial_pn is not None else 0),
+               (len(acked_refusals), len(trials)))
+    chk.expect("one REFUSED per reply", all(len(e[2][0]) == 1 for e in refused))
+    chk.expect("nothing stored", s.S == 0)
+    rc, st = rx.stop()
+    if st:
+        ep = st["endpoint"]
+        chk.fact("receiver: listener_refused %d, refusals_logged %d" % (
+            ep["listener_refused"], st["refusals_logged"]))
+        chk.expect("the receiver counted every REFUSED it sent",
+                   ep["listener_refused"] == s.refused_heard, (ep["listener_refused"],
+                                                               s.refused_heard))
+        chk.expect("one log line for the refused run", st["refusals_logged"] == 1,
+                   st["refusals_logged"])
+    chk.expect("the refusal is logged", "refus" in rx.log(), rx.log())
+    return chk.finish()
+
+
+def case_restart(tool, tmp, log, memo):
+    """kill -9 of the receiver mid-transfer, restarted on the same port with its memo
+    (no LOST: the run goes on in its epoch) or without it (LOST, the sender starts over
+    at epoch 0, the receiver builds the run anew); nothing lost, nothing twice."""
+    chk = Check("restart_" + ("memo" if memo else "nomemo"))
+    rng = random.Random(5)
+    records = small_records(rng, 800, 200, 2500)
+    rx, ssec, spub = setup(tool, tmp)
+    # Paced (about 1.5 s in all), so that the kill falls well inside the transfer.
+    s = new_sender(rx, ssec, records, log, pace_pps=600)
+    t0 = time.monotonic()
+    s.run_until(lambda: s.S >= 250 and s.epoch >= 1, t0 + CASE_SECONDS / 2)
+    chk.expect("a quarter stored before the kill, and most still to go", 250 <= s.S < 600, s.S)
+    rx.kill()
+    stored_at_kill = s.S
+    if not memo:
+        os.unlink(rx.memo)
+    s.run_until(lambda: False, time.monotonic() + 0.2)   # the sender goes on meanwhile
+    rx.start(port=rx.port)
+    ok = s.run_until(s.done, t0 + CASE_SECONDS)
+    chk.expect("the sender heard every record stored", ok, s.S)
+    kinds = [e[1] for e in s.events]
+    chk.fact("killed at %d records stored; sender events: %s" % (
+        stored_at_kill, sorted(set(kinds))))
+    chk.expect("the restarted receiver is a new build (new reply run)",
+               "new_reply_run" in kinds)
+    if memo:
+        chk.expect("no LOST", s.lost_honoured == 0 and s.lost_ignored == 0,
+                   (s.lost_honoured, s.lost_ignored))
+        chk.expect("the run went on in its epoch", s.epochs_reached == 1 and s.epoch == 1)
+        chk.expect("rebound on stream unknown", "stream_unknown" in kinds)
+    else:
+        chk.expect("a LOST, honoured", s.lost_honoured >= 1, s.lost_honoured)
+        chk.expect("then epoch 1 again", s.epoch == 1)
+    rc, st = rx.stop()
+    check_store(chk, rx, spub, s.run, records)
+    if st:
+        ep = st["endpoint"]
+        chk.fact("second receiver: memo_runs_restored %d, lost_notices_sent %d" % (
+            ep["memo_runs_restored"], ep["lost_notices_sent"]))
+        if memo:
+            chk.expect("the run restored from the memo", ep["memo_runs_restored"] >= 1)
+            chk.expect("no LOST sent", ep["lost_notices_sent"] == 0)
+        else:
+            chk.expect("LOST sent", ep["lost_notices_sent"] >= 1)
+    return chk.finish()
+
+
+CASES = {
+    "bulk": case_bulk,
+    "epochs": case_epochs,
+    "move": case_move,
+    "refused": case_refused,
+    "restart_memo": lambda t, d, l: case_restart(t, d, l, True),
+    "restart_nomemo": lambda t, d, l: case_restart(t, d, l, False),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tool", default=os.path.join(os.environ.get("B", "build"), "pure-link"))
+    ap.add_argument("--keep")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("case", choices=sorted(CASES))
+    a = ap.parse_args()
+    tmp = a.keep or tempfile.mkdtemp(prefix="pl-against-recv-")
+    os.makedirs(tmp, exist_ok=True)
+    log = (lambda m: sys.stderr.write(m + "\n")) if a.verbose else None
+    try:
+        ok = CASES[a.case](a.tool, tmp, log)
+    finally:
+        if not a.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

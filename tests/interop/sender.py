@@ -1,0 +1,643 @@
+#!/usr/bin/env python3
+"""sender.py -- an independent pure-link version 1 SENDER over UDP, written from spec/
+alone (protocol.md §2-§7, wire.md, crypto.md).  Codec and keys are in pl_spec.py.
+
+One Sender is one output of a node: one run, one record stream, to one input of one
+receiver.  The caller gives it every record up front and drives it with step() (or
+run_until()); the test scenarios of against_recv.py reach into it to move its port or
+to watch what it heard.
+
+Usage (one transfer, records from files):
+  python3 tests/interop/sender.py --to 127.0.0.1:PORT --secret HEX64 --peer HEX64 \
+      --input NAME [--source NAME] [--shape N] [--epoch-packets N] [--timeout S] FILE...
+
+Local choices (each one the spec leaves to the sender), named here:
+  - a fixed window of WINDOW_PACKETS packets in flight, no pacing (loopback tests);
+  - loss: 3 packets below the largest acknowledged, or 9/8 RTT older than an
+    acknowledged packet; PTO = srtt + 4 rttvar + 25 ms (the receiver's ack delay
+    bound), doubled per expiry; a PTO declares what is in flight lost and the next
+    packet is a probe (4-byte number, protocol.md §2);
+  - an OFFER for the next epoch goes into every packet until its ACCEPT arrives;
+  - a new epoch after epoch_packets packets (default 2^22, protocol.md §3) or 120 s;
+  - a PING probe is padded to 64 B, so that a receiver that forgot the run can answer
+    it with LOST (protocol.md §7 size condition).
+"""
+
+import argparse
+import os
+import select
+import socket
+import struct
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pl_spec as pl  # noqa: E402
+
+WINDOW_PACKETS = 64
+INITIAL_RTT = 0.1               # protocol.md §10 local choice
+EPOCH_SECONDS = 120.0           # §3 local choice
+EPOCH_PACKETS_DEFAULT = 1 << 22  # §3: the default offers at 2^22
+OLD_REPLY_KEEP = 10.0           # guess: the receiver's 10 s (§3) applied to the sender too
+RESEND_AFTER = 1.0              # §4.2 resend rule
+REFUSED_WAIT_FIRST = 1.0        # §4.1
+REFUSED_WAIT_MOST = 64.0
+PROBE_LEAST = 64                # §7: LOST only for a trigger of at least 64 B
+E0_ACCEPT_GRACE = 0.2           # guess: how long an ACKed epoch-0 packet waits for ACCEPT
+
+
+def random_run():
+    while True:
+        r = struct.unpack(">Q", os.urandom(8))[0]
+        if r:
+            return r                    # protocol.md §1: a run is never 0
+
+
+class Flight:
+    """What one sent packet carried (for loss recovery and the rules that depend on
+    which packet an ACK names)."""
+    __slots__ = ("pn", "time", "epoch", "pieces", "stream", "response", "offer", "trial",
+                 "tag8", "size", "probe")
+
+    def __init__(self, **kw):
+        for k in self.__slots__:
+            setattr(self, k, kw.get(k))
+
+
+class Sender:
+    def __init__(self, rx_addr, rx_public, secret, records, source=b"out", input_name=b"in",
+                 shape=0, epoch_packets=EPOCH_PACKETS_DEFAULT, log=None, bind_host="127.0.0.1",
+                 pace_pps=None):
+        self.rx_addr = rx_addr
+        self.rpub = rx_public
+        self.secret = secret
+        self.spub = pl.x25519_public(secret)
+        self.kid = pl.key_id(self.spub)
+        self.source, self.input, self.shape = source, input_name, shape
+        self.epoch_packets = epoch_packets
+        self.pace_gap = 1.0 / pace_pps if pace_pps else 0.0   # pacing (local choice)
+        self.pace_next = 0.0
+        self.logf = log
+        self.bind_host = bind_host
+        self.sock = self._new_sock()
+        self.run = random_run()
+        self.e0 = pl.epoch0_secret(pl.static_shared(secret, rx_public))
+        # records and the stream (wire.md §7)
+        self.records = records
+        self.starts = []
+        off = 0
+        chunks = []
+        for r in records:
+            if len(r) > pl.RECORD_MOST:
+                raise ValueError("record above 16 MiB refused at enqueue (§4)")
+            self.starts.append(off)
+            p = pl.varint_encode(len(r))
+            chunks.append(p)
+            chunks.append(r)
+            off += len(p) + len(r)
+        self.stream = b"".join(chunks)
+        self.starts.append(off)
+        self.n = len(records)
+        # epochs (§3)
+        self.secrets = {0: self.e0}
+        self.epoch = 0
+        self.epoch_first_pn = 0
+        self.epoch_started = time.monotonic()
+        self.epoch_sent = 0
+        self.offer = None               # (n, eph secret, eph public)
+        self.wipe_at = []               # (deadline, epoch)
+        self._new_offer(1)
+        # packet numbers (§2, wire.md §5)
+        self.pn = 0
+        self.acked_largest = None
+        self.force4 = False             # after LOST, until a reply acknowledges a packet
+        self.lost_base_pn = None
+        self.flights = {}               # pn -> Flight, in flight
+        self.unacked_tags = {}          # pn -> first 8 tag bytes, current epoch, never ACKed
+        self.e0_acked_at = None         # epoch-0 packet acknowledged, ACCEPT not yet here
+        # replies
+        self.reply_windows = {}         # reply run -> [largest, set of numbers]
+        self.reply_keys = {}            # (reply run, epoch) -> PacketKey
+        self.reply_run = None           # the build of the run we hear now
+        # RTT / PTO
+        self.srtt = None
+        self.rttvar = INITIAL_RTT / 2
+        self.pto_count = 0
+        self.last_eliciting = None
+        self.probe_due = False
+        # stream state (§4)
+        self.S = 0                      # highest STORED count heard
+        self.C = pl.CREDIT_BEFORE_DELIVERY
+        self.sent_end = 0               # highest stream byte sent + 1
+        self.resend = []                # [(off, end)] sorted
+        self.need_stream = True
+        self.rebind_pn = 0              # a stream-unknown ACK of packets below this is stale
+        self.acked_pending = []         # [(time acked, stream end)] acked but not stored
+        # address validation (§6)
+        self.response = None
+        # REFUSED (§4.1)
+        self.refused = False
+        self.refused_wait = REFUSED_WAIT_FIRST
+        self.trial_at = None
+        self.trial_pn = None
+        # what happened (for the tests)
+        self.sent_log = []              # (time, pn, epoch, L, size, kinds, local port)
+        self.events = []                # (time, kind, detail)
+        self.lost_honoured = 0
+        self.lost_ignored = 0
+        self.refused_heard = 0
+        self.epochs_reached = 0
+        self.challenges = []            # (time, token, local port)
+
+    # ---------------------------------------------------------------- helpers
+    def _new_sock(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        s.bind((self.bind_host, 0))
+        s.setblocking(False)
+        return s
+
+    def log(self, msg):
+        if self.logf:
+            self.logf("[sender %.3f] %s" % (time.monotonic(), msg))
+
+    def event(self, kind, detail=None):
+        self.events.append((time.monotonic(), kind, detail))
+        self.log("%s %s" % (kind, detail if detail is not None else ""))
+
+    def port(self):
+        return self.sock.getsockname()[1]
+
+    def move(self):
+        """Change the sender's port mid-transfer: a new socket, the old one closed."""
+        old = self.sock
+        self.sock = self._new_sock()
+        old.close()
+        self.event("moved", self.port())
+
+    def _new_offer(self, n):
+        eph = os.urandom(32)
+        self.offer = (n, eph, pl.x25519_public(eph))
+
+    def stored_off(self):
+        return self.starts[min(self.S, self.n)]
+
+    def credit_end(self):
+        """§4.2 heard number: bytes of record k only when k < S + C."""
+        k = min(self.S + self.C, self.n)
+        return min(self.starts[k], self.stored_off() + pl.STREAM_LEAD_MOST)
+
+    def done(self):
+        return self.S >= self.n
+
+    def pto(self):
+        srtt = self.srtt if self.srtt is not None else INITIAL_RTT
+        return (srtt + 4 * self.rttvar + pl.ACK_DELAY_MOST) * (2 ** min(self.pto_count, 6))
+
+    def add_resend(self, off, end):
+        off = max(off, self.stored_off())
+        if off < end:
+            self.resend.append((off, end))
+            self.resend.sort()
+
+    # ---------------------------------------------------------------- sending
+    def may_send(self, now):
+        if self.refused or now < self.pace_next:
+            return False
+        if self.epoch == 0:
+            # §3: one epoch-0 packet per offer, until it is ACKed or declared lost
+            if any(f.epoch == 0 for f in self.flights.values()):
+                return False
+            if self.e0_acked_at is not None and now - self.e0_acked_at < E0_ACCEPT_GRACE:
+                return False
+            return True
+        return len(self.flights) < WINDOW_PACKETS
+
+    def build(self, now, probe=False, trial=False):
+        """One sender packet; None when there is nothing to say."""
+        pn = self.pn
+        L = 4 if (probe or self.force4) else pl.pn_length(pn, self.acked_largest)
+        room = pl.DATAGRAM_MOST - (pl.SENDER_HEADER_BASE + L) - pl.TAG_BYTES
+        head = []
+        kinds = []
+        offer = None
+        if self.offer is not None and self.offer[0] == self.epoch + 1:
+            head.append(pl.enc_offer(self.offer[0], self.offer[2]))
+            offer = self.offer[0]
+            kinds.append("OFFER")
+        response = None
+        if self.response is not None:
+            head.append(pl.enc_response(self.response))
+            response = self.response
+            kinds.append("RESPONSE")
+        stream_frame = pl.enc_stream(min(self.S, self.n), self.stored_off(), self.shape,
+                                     self.source, self.input)
+        with_stream = self.need_stream or trial
+        used = sum(map(len, head)) + (len(stream_frame) if with_stream else 0)
+        pieces = []
+        if trial:
+            off = self.stored_off()
+            end = min(self.starts[self.n], off + room - used - 5)
+            if off < end:
+                pieces.append((off, end))
+        else:
+            so = self.stored_off()
+            self.resend = [(max(o, so), e) for o, e in self.resend if e > so]
+            while room - used > 8 and len(pieces) < 8:
+                if self.resend:
+                    off, end = self.resend[0]
+                elif self.sent_end < self.credit_end():
+                    off, end = self.sent_end, self.credit_end()
+                else:
+                    break
+                n = min(end - off, room - used - 7)
+                pieces.append((off, off + n))
+                used += 7 + n
+                if self.resend:
+                    if off + n >= self.resend[0][1]:
+                        self.resend.pop(0)
+                    else:
+                        self.resend[0] = (off + n, self.resend[0][1])
+                else:
+                    self.sent_end = off + n
+        frames = list(head)
+        if pieces and with_stream:
+            frames.insert(0, stream_frame)     # §4: OFFER, RESPONSE, STREAM before bytes
+            kinds.insert(0, "STREAM")
+        for i, (off, end) in enumerate(pieces):
+            data = self.stream[off:end]
+            last = i == len(pieces) - 1
+            frames.append(pl.enc_records(off, data) if last else pl.enc_record(off, data))
+            kinds.append("RECORDS" if last else "RECORD")
+        if not pieces and not probe and not trial and self.epoch >= 1:
+            # OFFER or RESPONSE alone: only when no packet in flight carries it
+            carried = any((f.offer is not None and f.offer == offer) or
+                          (f.response is not None and f.response == response)
+                          for f in self.flights.values())
+            if not head or carried:
+                return None
+        if not frames and not probe:
+            return None
+        if probe and not pieces:
+            frames.append(pl.enc_ping())
+            kinds.append("PING")
+            size = pl.SENDER_HEADER_BASE + L + sum(map(len, frames)) + pl.TAG_BYTES
+            if size < PROBE_LEAST:
+                frames.append(pl.enc_padding(PROBE_LEAST - size))
+        header = pl.sender_header(self.epoch, self.kid, self.run, pn, L)
+        key = pl.data_key(self.secrets[self.epoch], self.spub, self.rpub, self.run, self.epoch)
+        dgram = key.seal(header, b"".join(frames), pn)
+        self.pn += 1
+        self.epoch_sent += 1
+        f = Flight(pn=pn, time=now, epoch=self.epoch, pieces=pieces,
+                   stream=bool(pieces and with_stream), response=response, offer=offer,
+                   trial=trial, tag8=dgram[-16:-8], size=len(dgram), probe=probe)
+        self.flights[pn] = f
+        self.unacked_tags[pn] = f.tag8
+        self.last_eliciting = now
+        self.pace_next = max(self.pace_next, now - 0.01) + self.pace_gap
+        try:
+            self.sock.sendto(dgram, self.rx_addr)
+        except (BlockingIOError, ConnectionRefusedError):
+            pass                                # counted as sent; loss recovery repairs it
+        self.sent_log.append((now, pn, self.epoch, L, len(dgram), tuple(kinds), self.port()))
+        return f
+
+    def send_some(self, now):
+        if self.refused:
+            if self.trial_at is not None and now >= self.trial_at:
+                f = self.build(now, trial=True)
+                self.trial_pn = f.pn
+                self.trial_at = None
+                self.event("trial", f.pn)
+            return
+        if self.probe_due:
+            self.probe_due = False
+            self.build(now, probe=True)
+            return
+        # §3: a new epoch after epoch_packets packets or 120 s in an epoch
+        if self.epoch >= 1 and self.offer is None and (
+                self.epoch_sent >= self.epoch_packets or
+                now - self.epoch_started >= EPOCH_SECONDS):
+            self._new_offer(self.epoch + 1)
+            self.event("offer", self.epoch + 1)
+        while self.may_send(now):
+            if self.build(now) is None:
+                break
+            if self.epoch == 0:
+                break
+
+    # ---------------------------------------------------------------- timers
+    def timers(self, now):
+        for deadline, e in list(self.wipe_at):
+            if now >= deadline:
+                self.wipe_at.remove((deadline, e))
+                if e != self.epoch and e != 0:
+                    self.secrets.pop(e, None)
+                    for k in [k for k in self.reply_keys if k[1] == e]:
+                        del self.reply_keys[k]
+        if self.refused:
+            t = self.flights.get(self.trial_pn)
+            # guess: a trial is lost when no reply acknowledged it within the host's 1 s
+            # answer time plus a PTO
+            if t is not None and now - t.time > 1.0 + self.pto():
+                del self.flights[t.pn]
+                self.event("trial_lost", t.pn)
+                self.trial_at = now
+            return
+        if self.flights and self.last_eliciting is not None and \
+                now - self.last_eliciting >= self.pto():
+            self.pto_count += 1
+            for p in sorted(self.flights):
+                self.declare_lost(p)
+            self.probe_due = True
+        # §4.2 resend rule: acknowledged but not stored within 1 s
+        if self.acked_pending and now - self.acked_pending[0][0] >= RESEND_AFTER:
+            end = max(e for _, e in self.acked_pending)
+            self.acked_pending = []
+            self.add_resend(self.stored_off(), end)
+            self.event("resend_rule", (self.stored_off(), end))
+
+    def next_deadline(self, now):
+        t = now + 0.05
+        if self.flights and self.last_eliciting is not None:
+            t = min(t, self.last_eliciting + self.pto())
+        if self.trial_at is not None:
+            t = min(t, self.trial_at)
+        if self.pace_gap and self.pace_next > now:
+            t = min(t, self.pace_next)
+        return max(now, t)
+
+    def declare_lost(self, p):
+        f = self.flights.pop(p)
+        for off, end in f.pieces:
+            if not f.trial:
+                self.add_resend(off, end)
+
+    # ---------------------------------------------------------------- replies
+    def receive(self, now):
+        while True:
+            try:
+                d, addr = self.sock.recvfrom(65535)
+            except (BlockingIOError, InterruptedError, ConnectionRefusedError):
+                return
+            self.on_datagram(d, now)
+
+    def on_datagram(self, d, now):
+        try:
+            h = pl.parse_header(d)
+        except pl.Malformed:
+            return
+        if not h.reply or h.run != self.run:
+            return
+        epoch = pl.recover_epoch(h.E, self.epoch)
+        win = self.reply_windows.get(h.reply_run)
+        pn = pl.recover_pn(win[0] if win else None, h.pn_trunc, h.pn_len)
+        secret = self.e0 if epoch == 0 else self.secrets.get(epoch)
+        if secret is None:
+            return
+        k = (h.reply_run, epoch)
+        key = self.reply_keys.get(k)
+        if key is None:
+            # crypto.md §12: a reply of an unseen reply run opens under a key derived aside
+            key = pl.reply_key(secret, self.spub, self.rpub, self.run, h.reply_run, epoch)
+        pt = key.open(h.raw, d[h.length:], pn)
+        if pt is None:
+            return
+        try:
+            frames = pl.decode_frames(pt, reply=True)
+        except pl.Malformed:
+            return
+        if len(frames) == 1 and frames[0][0] == pl.LOST:
+            self.on_lost(frames[0][1], now)     # §7: a LOST opens no window
+            return
+        if win is None:
+            win = self.reply_windows[h.reply_run] = [None, set()]
+            if self.reply_run is not None:
+                self.event("new_reply_run", "%016x" % h.reply_run)
+            self.reply_run = h.reply_run
+        self.reply_keys[k] = key
+        if pn in win[1] or (win[0] is not None and win[0] - pn >= pl.REPLAY_WINDOW):
+            return                               # §2: the sender's window over replies
+        win[1].add(pn)
+        if win[0] is None or pn > win[0]:
+            win[0] = pn
+            if len(win[1]) > 4 * pl.REPLAY_WINDOW:
+                win[1] = {x for x in win[1] if pn - x < pl.REPLAY_WINDOW}
+        self.on_reply(frames, now)
+
+    def on_reply(self, frames, now):
+        acked = []
+        refused = []
+        stored = None
+        for t, f in frames:
+            if t == pl.ACK:
+                acked += self.on_ack(f, now)
+            elif t == pl.STORED:
+                stored = f
+            elif t == pl.ACCEPT:
+                self.on_accept(f, now)
+            elif t == pl.CHALLENGE:
+                if self.response != f["token"]:
+                    self.challenges.append((now, f["token"], self.port()))
+                    self.event("challenge", f["token"].hex())
+                self.response = f["token"]
+            elif t == pl.REFUSED:
+                refused.append(f["reason"])
+        progress = False
+        if stored is not None:
+            if stored["stored"] > self.S:
+                progress = True
+                self.S = min(stored["stored"], self.n)
+                self.C = stored["credit"]
+                so = self.stored_off()
+                self.acked_pending = [(t, e) for t, e in self.acked_pending if e > so]
+                self.resend = [(max(o, so), e) for o, e in self.resend if e > so]
+            elif stored["stored"] == self.S:
+                self.C = stored["credit"]       # guess: the latest credit for the same S
+        self.refused_heard += len(refused)
+        if refused:
+            acks_trial = self.trial_pn is not None and self.trial_pn in acked
+            self.event("refused", (refused, acks_trial))
+            if not self.refused:
+                self.refused = True             # §4.1: stop, drop what is in flight, wait
+                self.refused_wait = REFUSED_WAIT_FIRST
+                self.flights.clear()
+                self.resend = []
+                self.sent_end = self.stored_off()
+                self.acked_pending = []
+                self.trial_at = now + self.refused_wait
+                self.trial_pn = None
+            elif acks_trial:
+                for _ in refused:
+                    self.refused_wait = min(REFUSED_WAIT_MOST, self.refused_wait * 2)
+                self.trial_at = now + self.refused_wait
+                self.trial_pn = None
+        elif self.refused and ((self.trial_pn is not None and self.trial_pn in acked)
+                               or progress):
+            self.refused = False                # §4.1: the refusal is lifted
+            self.refused_wait = REFUSED_WAIT_FIRST   # guess: the wait starts at 1 s again
+            self.trial_at = None
+            self.trial_pn = None
+            self.need_stream = True
+            self.sent_end = self.stored_off()
+            self.event("refusal_lifted")
+
+    def on_ack(self, f, now):
+        """ACK ranges (wire.md §6.10); returns the numbers it newly acknowledges."""
+        acked = []
+        largest = f["largest"]
+        if largest >= self.pn:
+            return []                            # names a number never sent: ignored
+        for lo, hi in f["ranges"]:
+            if hi - lo < len(self.flights):
+                for p in range(lo, hi + 1):
+                    if p in self.flights:
+                        acked.append(p)
+            else:
+                acked += [p for p in self.flights if lo <= p <= hi]
+            for p in [p for p in self.unacked_tags if lo <= p <= hi]:
+                del self.unacked_tags[p]
+        if self.acked_largest is None or largest > self.acked_largest:
+            self.acked_largest = largest
+        if largest in self.flights:
+            sample = now - self.flights[largest].time - f["ack_delay_us"] / 1e6
+            sample = max(sample, 1e-4)
+            if self.srtt is None:
+                self.srtt, self.rttvar = sample, sample / 2
+            else:
+                self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - sample)
+                self.srtt = 0.875 * self.srtt + 0.125 * sample
+        if acked:
+            self.pto_count = 0
+        stream_end = 0
+        for p in acked:
+            fl = self.flights.pop(p)
+            if fl.stream:
+                self.need_stream = False
+            if fl.response is not None and fl.response == self.response:
+                self.response = None             # §6: RESPONSE until a packet carrying it is ACKed
+            if fl.epoch == 0 and self.epoch == 0:
+                self.e0_acked_at = now
+            if self.force4 and p >= self.lost_base_pn:
+                self.force4 = False              # §2: a reply acknowledged a packet after LOST
+            for _, end in fl.pieces:
+                stream_end = max(stream_end, end)
+        if stream_end > self.stored_off():
+            self.acked_pending.append((now, stream_end))
+        if f["stream_unknown"] and not self.refused and largest >= self.rebind_pn:
+            # §4: bind again and resend every byte from the stored mark
+            self.need_stream = True
+            self.rebind_pn = self.pn
+            self.add_resend(self.stored_off(), self.sent_end)
+            self.acked_pending = []
+            self.event("stream_unknown", largest)
+        # loss detection (local choice)
+        srtt = self.srtt if self.srtt is not None else INITIAL_RTT
+        for p in sorted(self.flights):
+            if p >= largest:
+                break
+            if p + 3 <= largest or now - self.flights[p].time > 1.125 * srtt + 0.002:
+                self.declare_lost(p)
+        return acked
+
+    def on_accept(self, f, now):
+        if self.offer is None or f["epoch"] != self.offer[0] or \
+                f["echo"] != self.offer[2][:pl.ECHO_BYTES]:
+            return                               # wire.md §6.9: not an answer to our offer
+        n, eph, pub = self.offer
+        if n != self.epoch + 1:
+            return
+        try:
+            dh = pl.x25519(eph, f["public"])
+        except pl.ZeroOutput:
+            return                               # crypto.md §9: ignored
+        self.secrets[n] = pl.next_epoch_secret(self.secrets[n - 1], dh, pub, f["public"], n)
+        self.offer = None                        # the ephemeral secret is forgotten
+        self.wipe_at.append((now + OLD_REPLY_KEEP, self.epoch))
+        self.epoch = n
+        self.epoch_first_pn = self.pn
+        self.epoch_started = now
+        self.epoch_sent = 0
+        self.unacked_tags = {}
+        self.e0_acked_at = None
+        self.epochs_reached = max(self.epochs_reached, n)
+        self.event("epoch", n)
+
+    def on_lost(self, f, now):
+        """§7: honour a LOST only when it names a packet of the current epoch >= 1 that
+        no ACK covered and whose tag begins with the echoed bytes."""
+        p = pl.recover_pn(self.pn - 1, f["pn_trunc"], f["pn_len"])
+        ok = (self.epoch >= 1 and f["epoch_field"] == pl.epoch_field(self.epoch)
+              and p >= self.epoch_first_pn and self.unacked_tags.get(p) == f["tag"])
+        if not ok:
+            self.lost_ignored += 1
+            self.event("lost_ignored", p)
+            return
+        self.lost_honoured += 1
+        self.event("lost", p)
+        self.epoch = 0
+        self.epoch_first_pn = self.pn
+        self.epoch_sent = 0
+        self.secrets = {0: self.e0}
+        self.reply_keys = {}
+        self.wipe_at = []
+        self._new_offer(1)
+        self.e0_acked_at = None
+        self.unacked_tags = {}
+        self.flights.clear()
+        self.force4 = True
+        self.lost_base_pn = self.pn
+        self.need_stream = True
+        self.rebind_pn = self.pn
+        self.resend = []
+        self.sent_end = self.stored_off()
+        self.acked_pending = []
+        self.response = None
+
+    # ---------------------------------------------------------------- loop
+    def step(self, timeout=None):
+        now = time.monotonic()
+        self.timers(now)
+        self.send_some(now)
+        wait = self.next_deadline(now) - now
+        if timeout is not None:
+            wait = min(wait, timeout)
+        r, _, _ = select.select([self.sock], [], [], max(0.0, wait))
+        if r:
+            self.receive(time.monotonic())
+
+    def run_until(self, cond, deadline):
+        while time.monotonic() < deadline:
+            if cond():
+                return True
+            self.step(max(0.0, min(0.05, deadline - time.monotonic())))
+        return cond()
+
+
+def main():
+    ap = argparse.ArgumentParser(description="pure-link v1 independent sender")
+    ap.add_argument("--to", required=True)
+    ap.add_argument("--secret", required=True)
+    ap.add_argument("--peer", required=True)
+    ap.add_argument("--input", required=True)
+    ap.add_argument("--source", default="out")
+    ap.add_argument("--shape", type=int, default=0)
+    ap.add_argument("--epoch-packets", type=int, default=EPOCH_PACKETS_DEFAULT)
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("files", nargs="*")
+    a = ap.parse_args()
+    host, port = a.to.rsplit(":", 1)
+    records = [open(p, "rb").read() for p in a.files]
+    s = Sender((host, int(port)), bytes.fromhex(a.peer), bytes.fromhex(a.secret), records,
+               a.source.encode(), a.input.encode(), a.shape, a.epoch_packets,
+               log=(lambda m: sys.stderr.write(m + "\n")) if a.verbose else None)
+    ok = s.run_until(s.done, time.monotonic() + a.timeout)
+    sys.stderr.write("sender: %d/%d records stored, %d packets, epoch %d\n" % (
+        s.S, s.n, s.pn, s.epoch))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
