@@ -1,10 +1,10 @@
-/* sim_node.c: one node's endpoint through its lifetimes.  See sim_world.h.
+/* sim_node.c: one node's endpoint through its lifetimes.  See sim_node.h.
  *
  * A node is started (endpoint made in fresh memory, peers wired, memo loaded, senders
  * opened), driven (every arrival, wake-up, disk completion or application call is
  * followed by sim_node_service), crashed (the endpoint memory is discarded, unsynced disk
  * writes are lost) and restarted with the same static key. */
-#include "sim_world.h"
+#include "sim_node.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -159,13 +159,13 @@ int sim_node_setup(sim_world *w, sim_node *n, char *err, size_t err_len) {
     return 0;
 }
 
-void sim_node_free(sim_node *n) {
+void sim_node_free(sim_world *w, sim_node *n) {
     if (n->memory) munmap(n->memory, n->memory_mapped);
     n->memory = NULL;
     n->pl = NULL;
     sim_disk_free(&n->disk);
-    sim_receiver_free(n);
-    sim_oracle_free(n);
+    w->host->on_free(n);
+    if (w->watch) w->watch->on_free(n);
     free(n->peer_nodes);
     free(n->sender_links);
     free(n->out_links);
@@ -262,8 +262,7 @@ void sim_node_start(sim_world *w, sim_node *n) {
         sim_trace_end(&w->trace);
         if (r != 0 && r != PURE_LINK_ERR_MEMO) sim_node_api_error(w, n, "pure_link_memo_load", r);
     }
-    for (uint32_t i = 0; i < w->link_count; i++)
-        if (w->links[i].from == n->index && w->links[i].started) sim_link_open(w, &w->links[i]);
+    w->host->on_start(w, n);
     sim_node_service(w, n);
 }
 
@@ -274,12 +273,10 @@ void sim_node_crash(sim_world *w, sim_node *n) {
     memset(&s, 0, sizeof s);
     s.version = PURE_LINK_STATS_VERSION;
     if (pure_link_stats_get(n->pl, -1, &s) == 0) sim_stats_add(&n->past, &s);
-    for (uint32_t i = 0; i < w->link_count; i++)
-        if (w->links[i].from == n->index) sim_link_on_crash(w, &w->links[i]);
-    sim_receiver_on_crash(w, n);
+    w->host->on_crash(w, n);
     uint64_t pending = n->disk.pending_count, torn_before = n->disk.torn;
     sim_disk_crash_now(&n->disk, &n->rng);
-    sim_oracle_on_crash(n);
+    if (w->watch) w->watch->on_crash(n);
     sim_keys_node_memory(&w->keys, n->index, NULL, 0);
     munmap(n->memory, n->memory_mapped);
     n->memory = NULL;
@@ -325,24 +322,14 @@ static void on_memo_write(sim_world *w, sim_node *n, const pure_link_event *ev) 
     sim_world_at(w, done, SIM_EV_DISK, n->index, n->incarnation, NULL);
 }
 
-static sim_link *link_of_sender(sim_world *w, sim_node *n, int sender) {
-    if (sender < 0 || (uint32_t)sender >= n->sender_capacity || n->sender_links[sender] == SIM_NO_LINK) return NULL;
-    return &w->links[n->sender_links[sender]];
-}
-
 static void on_event(sim_world *w, sim_node *n, const pure_link_event *ev) {
-    sim_link *l;
     switch (ev->kind) {
-    case PURE_LINK_EVENT_STREAM_OPEN: sim_receiver_on_stream_open(w, n, ev); break;
-    case PURE_LINK_EVENT_RECORD: sim_receiver_on_record(w, n, ev); break;
+    case PURE_LINK_EVENT_STREAM_OPEN:
+    case PURE_LINK_EVENT_RECORD:
     case PURE_LINK_EVENT_STORED:
     case PURE_LINK_EVENT_REFUSED:
     case PURE_LINK_EVENT_RELEASED:
-    case PURE_LINK_EVENT_CLOSED:
-        l = link_of_sender(w, n, ev->sender);
-        if (l) sim_link_on_event(w, l, ev);
-        else sim_node_api_error(w, n, "event for an unknown sender", ev->sender);
-        break;
+    case PURE_LINK_EVENT_CLOSED: w->host->on_event(w, n, ev); break;
     case PURE_LINK_EVENT_MEMO_WRITE: on_memo_write(w, n, ev); break;
     case PURE_LINK_EVENT_EPOCH:
         keylog(w, ev);
@@ -353,11 +340,8 @@ static void on_event(sim_world *w, sim_node *n, const pure_link_event *ev) {
         /* The side is told by whose key is ours: an event has no role field. */
         sim_trace_str(&w->trace, "side", memcmp(ev->sender_public, n->public_key, 32) == 0 ? "sender" : "receiver");
         sim_trace_end(&w->trace);
-        if (memcmp(ev->sender_public, n->public_key, 32) == 0) {
-            if ((l = link_of_sender(w, n, ev->sender)) != NULL) l->epoch_events++;
-        } else {
-            sim_oracle_on_epoch(w, n, ev);
-        }
+        if (memcmp(ev->sender_public, n->public_key, 32) == 0) w->host->on_event(w, n, ev);
+        else if (w->watch) w->watch->on_epoch(w, n, ev);
         break;
     case PURE_LINK_EVENT_FATAL: node_fatal(w, n, "event", ev->code); break;
     case PURE_LINK_EVENT_STREAM_REFUSED: break; /* the core refused it itself: counted in listener_refused */
@@ -395,10 +379,7 @@ void sim_node_service(sim_world *w, sim_node *n) {
             on_event(w, n, &ev);
         }
         if (!sim_node_up(n)) return;
-        for (uint32_t i = 0; i < n->out_count; i++) {
-            sim_link *l = &w->links[n->out_links[i]];
-            if (l->fill_wanted) progress |= sim_link_fill(w, l);
-        }
+        progress |= w->host->on_serve(w, n);
         for (;;) {
             if (pulled++ == SIM_PULLS_PER_SERVICE_MOST) {
                 sim_world_fail(w, "node %s: pure_link_pull gave more than %u datagrams at %llu ns without returning 0 "
@@ -423,7 +404,7 @@ void sim_node_service(sim_world *w, sim_node *n) {
             pkt->len = (uint32_t)len;
             n->datagrams_sent++;
             n->bytes_sent += (uint64_t)len;
-            sim_oracle_on_send(w, n, &to, (uint32_t)len);
+            if (w->watch) w->watch->on_send(w, n, &to, (uint32_t)len);
             sim_world_route(w, n->index, &to, pkt);
         }
         if (!progress) break;
@@ -434,7 +415,7 @@ void sim_node_service(sim_world *w, sim_node *n) {
 void sim_node_on_arrival(sim_world *w, sim_node *n, sim_packet *pkt) {
     n->datagrams_received++;
     n->bytes_received += pkt->len;
-    sim_oracle_on_receive(w, n, &pkt->src, pkt->len, pkt->forged == SIM_FORGED_NONE);
+    if (w->watch) w->watch->on_receive(w, n, &pkt->src, pkt->len, pkt->forged == SIM_FORGED_NONE);
     /* The address it left from: its sender's at that time, or the attacker's choice. */
     int r = pure_link_receive(n->pl, &pkt->src, pkt->bytes, pkt->len, w->engine.now_ns);
     sim_packet_free(w, pkt);

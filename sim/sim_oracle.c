@@ -1,5 +1,5 @@
 /* sim_oracle.c: properties watched from outside the core (BRIEF §3), per node.  See
- * sim_world.h.  (The nonce oracle is sim_keys.c: it has to sit inside the crypto table.)
+ * sim_oracle.h.  (The nonce oracle is sim_keys.c: it has to sit inside the crypto table.)
  *
  * Amplification (property 5).  For every (node, remote address) pair, from the first
  * datagram the node receives from that address on, it counts the UDP payload bytes
@@ -19,7 +19,7 @@
  * one build of a run's state (the event's token names it: its reply run), a reported epoch
  * that goes down is an epoch rollback.  A new build (the run lost its slot, or drew LOST,
  * and starts again from epoch 0 with new secrets) starts its own record. */
-#include "sim_world.h"
+#include "sim_oracle.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -118,3 +118,11 @@ void sim_oracle_free(sim_node *n) {
     n->epochs_seen = NULL;
     n->amp_count = n->amp_capacity = n->epochs_seen_count = n->epochs_seen_capacity = 0;
 }
+
+const sim_node_watch sim_oracle_watch = {
+    .on_receive = sim_oracle_on_receive,
+    .on_send = sim_oracle_on_send,
+    .on_epoch = sim_oracle_on_epoch,
+    .on_crash = sim_oracle_on_crash,
+    .on_free = sim_oracle_free,
+};

@@ -1,4 +1,4 @@
-/* sim_receiver.c: the receiving host application.  See sim_world.h.
+/* sim_receiver.c: the receiving host application.  See sim_host.h.
  *
  * It answers STREAM_OPEN by its inputs (name, shape, time of appearance), stores every
  * record store_latency after its hand-over, then tells the endpoint (pure_link_stored).
@@ -6,7 +6,7 @@
  * reports it when the run's stream opens again.  It checks what the core hands over:
  * a record below the stored mark, or handed twice in one incarnation, is a duplicate;
  * a record that is not the one after the highest so far is out of order. */
-#include "sim_world.h"
+#include "sim_host.h"
 
 #include <assert.h>
 #include <stdlib.h>

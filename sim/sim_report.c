@@ -2,6 +2,9 @@
  * The JSON key names are read by other tools: keep them stable (sim/README.md lists them). */
 #include "sim_world.h"
 
+#include "sim_host.h"
+#include "sim_oracle.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -1,4 +1,4 @@
-/* sim_sender.c: the sending application of a link.  See sim_world.h.
+/* sim_sender.c: the sending application of a link.  See sim_host.h.
  *
  * The application numbers its records 0, 1, 2 ... and is durable: it outlives crashes of
  * its node.  Each record starts with its write time (u64 LE, virtual ns) and its number
@@ -9,7 +9,7 @@
  *          wait in the application, keeping their write time.
  * When the sending node restarts, its new endpoint opens the link with a new run, and the
  * application hands over again every record not yet confirmed stored. */
-#include "sim_world.h"
+#include "sim_host.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -10,6 +10,9 @@
  * packets_opened or in one dropped_* reason. */
 #include "sim_vopr.h"
 
+#include "sim_host.h"
+#include "sim_oracle.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

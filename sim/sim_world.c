@@ -2,6 +2,9 @@
  * See sim_world.h. */
 #include "sim_world.h"
 
+#include "sim_host.h"
+#include "sim_oracle.h"
+
 #include <assert.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -306,6 +309,8 @@ int sim_world_init(sim_world *w, const sim_scenario *sc, const sim_options *opt,
     w->sc = sc;
     w->opt = *opt;
     w->seed = opt->seed_given ? opt->seed : sc->seed;
+    w->host = &sim_host;
+    w->watch = &sim_oracle_watch;
     if (sodium_init() < 0) {
         snprintf(err, err_len, "libsodium failed to initialise");
         return -1;
@@ -372,7 +377,7 @@ void sim_world_free(sim_world *w) {
     for (uint32_t i = 0; w->tcps && i < w->tcp_count; i++) sim_tcp_free(&w->tcps[i]);
     free(w->tcps);
     w->tcps = NULL;
-    for (uint32_t i = 0; w->nodes && i < w->node_count; i++) sim_node_free(&w->nodes[i]);
+    for (uint32_t i = 0; w->nodes && i < w->node_count; i++) sim_node_free(w, &w->nodes[i]);
     sim_attack_free(w);
     sim_keys_free(&w->keys);
     for (uint32_t i = 0; w->links && i < w->link_count; i++) sim_link_free(&w->links[i]);

@@ -267,6 +267,10 @@ typedef struct sim_world {
     /* Totals. */
     uint64_t datagrams_routed, datagrams_unroutable, arrivals_dropped_down;
     uint64_t keylog_lines;
+    /* What runs above the nodes: the host applications their events go to, and the
+     * oracles that watch them (sim_node.h); the world only holds them. */
+    const struct sim_node_host *host;
+    const struct sim_node_watch *watch; /* NULL: nothing watches */
     /* The attacker and the oracles. */
     sim_keys keys;           /* the nonce oracle: every endpoint's crypto table */
     sim_capture *captures;   /* one per `replay:` line */
@@ -302,45 +306,6 @@ void sim_addr_text(const pure_link_addr *a, char out[SIM_ADDR_TEXT_MOST]);
 /* Node name for the trace. */
 static inline const char *sim_node_name(const sim_world *w, uint32_t node) { return w->nodes[node].spec->name; }
 
-/* ---- sim_node.c ---- */
-int sim_node_setup(sim_world *w, sim_node *n, char *err, size_t err_len);
-void sim_node_start(sim_world *w, sim_node *n);      /* (re)starts the endpoint */
-void sim_node_crash(sim_world *w, sim_node *n);
-void sim_node_free(sim_node *n);
-/* After any call into the endpoint: drain events, pull datagrams, reschedule its wake-up. */
-void sim_node_service(sim_world *w, sim_node *n);
-void sim_node_on_arrival(sim_world *w, sim_node *n, sim_packet *pkt);
-void sim_node_on_wake(sim_world *w, sim_node *n, uint64_t gen);
-void sim_node_on_disk(sim_world *w, sim_node *n, uint64_t incarnation);
-/* Records a failed API call on this node (counted, traced). */
-void sim_node_api_error(sim_world *w, sim_node *n, const char *call, int code);
-int sim_node_up(const sim_node *n);
-/* Endpoint totals over every incarnation (sender = -1). */
-void sim_node_stats(const sim_node *n, pure_link_stats *out);
-void sim_stats_add(pure_link_stats *sum, const pure_link_stats *add);
-
-/* ---- sim_sender.c ---- */
-int sim_link_setup(sim_world *w, sim_link *l, char *err, size_t err_len);
-void sim_link_free(sim_link *l);
-void sim_link_on_start(sim_world *w, sim_link *l);
-void sim_link_open(sim_world *w, sim_link *l);       /* opens its sender on a running node */
-void sim_link_on_crash(sim_world *w, sim_link *l);   /* the sending node crashed */
-void sim_link_on_write(sim_world *w, sim_link *l, uint64_t number);
-void sim_link_on_until(sim_world *w, sim_link *l);
-void sim_link_on_more(sim_world *w, sim_link *l, uint32_t more); /* a `more` batch is due */
-/* Hands waiting records to the core; returns 1 if any was taken. */
-int sim_link_fill(sim_world *w, sim_link *l);
-void sim_link_on_event(sim_world *w, sim_link *l, const pure_link_event *ev);
-/* Sender statistics over every incarnation. */
-void sim_link_stats(const sim_world *w, const sim_link *l, pure_link_stats *out);
-
-/* ---- sim_receiver.c ---- */
-void sim_receiver_on_stream_open(sim_world *w, sim_node *n, const pure_link_event *ev);
-void sim_receiver_on_record(sim_world *w, sim_node *n, const pure_link_event *ev);
-void sim_receiver_on_store(sim_world *w, sim_node *n, uint32_t run_index);
-void sim_receiver_on_crash(sim_world *w, sim_node *n);
-void sim_receiver_free(sim_node *n);
-
 /* ---- sim_attack.c ---- */
 int sim_attack_setup(sim_world *w, char *err, size_t err_len);
 void sim_attack_free(sim_world *w);
@@ -352,18 +317,6 @@ void sim_attack_on_forge(sim_world *w, uint32_t forge);
 /* A datagram reaches node `node` (up or not): relay it if a `forward:` says so. */
 void sim_attack_on_arrive(sim_world *w, uint32_t node, const sim_packet *pkt);
 void sim_attack_on_node_change(sim_world *w, uint32_t change);
-
-/* ---- sim_oracle.c ---- */
-/* genuine: sent by the node that holds `from` (not the attacker's). */
-void sim_oracle_on_receive(sim_world *w, sim_node *n, const pure_link_addr *from, uint32_t len, int genuine);
-void sim_oracle_on_send(sim_world *w, sim_node *n, const pure_link_addr *to, uint32_t len);
-/* A receiver-side EPOCH event. */
-void sim_oracle_on_epoch(sim_world *w, sim_node *n, const pure_link_event *ev);
-/* The node's endpoint ends (crash): fold its pairs into the node's maxima, forget epochs. */
-void sim_oracle_on_crash(sim_node *n);
-void sim_oracle_free(sim_node *n);
-/* The node's amplification maxima over every incarnation, the running one included. */
-void sim_oracle_amplification(const sim_node *n, uint64_t *max_x1000, uint64_t *unanswered_max_x1000);
 
 /* ---- sim_report.c ---- */
 typedef struct sim_totals {

@@ -9,6 +9,8 @@
 #include "harness.h"
 #include "sim_disk.h"
 #include "sim_engine.h"
+#include "sim_host.h"
+#include "sim_oracle.h"
 #include "sim_path.h"
 #include "sim_pcap.h"
 #include "sim_rng.h"
