@@ -139,6 +139,14 @@ $(B)/bench/bench_posix: tests/bench/bench_posix.c $(SHIM_A) $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(SHIM_A) $(LIB_A) $(LIBS) -luring -lpthread
 
+# The load generators of scripts/bench_hostile.sh and scripts/bench_many.sh (and their
+# tests): not benchmarks themselves, they attack or feed a running `pure-link recv`.
+LOAD_BIN := $(B)/bench/load_hostile $(B)/bench/load_many
+$(LOAD_BIN): $(B)/bench/load_%: tests/bench/load_%.c tests/bench/load.h $(SHIM_A) $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(SHIM_A) $(LIB_A) $(LIBS) -luring -lpthread
+
 $(B)/bench/%: tests/bench/%.c $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
@@ -222,15 +230,19 @@ install-wireshark: $(WS_PLUGIN)
 	install -d $(DESTDIR)$(WS_PLUGIN_DIR)
 	install -m 755 $(WS_PLUGIN) $(DESTDIR)$(WS_PLUGIN_DIR)/
 
-test: all $(TEST_BIN) $(B)/interop_sender $(EXAMPLE_BIN) check-pure $(WS_PLUGIN)
+test: all $(TEST_BIN) $(B)/interop_sender $(EXAMPLE_BIN) $(LOAD_BIN) check-pure $(WS_PLUGIN)
 	@B=$(B) PL_CFLAGS="$(CFLAGS)" sh tests/run.sh "$(T)"
 
 demo: all
 	@sh scripts/demo_loopback.sh
 	@$(SIM_BIN) sim/scenarios/demo.conf --realtime
 
-bench: all $(BENCH_BIN)
+bench: all $(BENCH_BIN) $(LOAD_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
+	@echo "== scripts/bench_hostile.sh (1,000,000 hostile datagrams at a live receiver)"
+	@B=$(B) sh scripts/bench_hostile.sh
+	@echo "== scripts/bench_many.sh (1,000 senders, one receiver)"
+	@B=$(B) sh scripts/bench_many.sh
 	@echo "== sim/m6.sh (M6 grid in the simulator, beside the goals), CUBIC then BBR"
 	@sh sim/m6.sh 1 cubic
 	@sh sim/m6.sh 1 bbr
