@@ -13,7 +13,8 @@
 #include "pl_store.h"
 
 #define REFUSALS_REMEMBERED 1024u  /* (peer, run) pairs whose refusal was logged */
-#define RUNS_PER_PEER_DEFAULT 4u   /* run slots per wired peer (each holds a record's bytes) */
+#define RUNS_PER_PEER_DEFAULT 4u   /* run slots per wired peer, shared by all peers (about 10 KiB
+                                      each; record bytes live in the receive pool) */
 #define PROGRESS_NS 250000000ull
 
 typedef struct refusal {
@@ -238,8 +239,9 @@ int tool_recv_main(int argc, char **argv) {
     if (code == TOOL_OK) {
         cfg.senders_most = PURE_LINK_NONE;
         cfg.peers_most = (uint32_t)t->config.peers_len;
-        size_t runs = t->config.peers_len * RUNS_PER_PEER_DEFAULT;
-        cfg.runs_most = (uint32_t)(runs < 64 ? runs : 64);
+        /* Every wired peer may have runs at once: a run finds no slot while every slot is
+         * held by a run that is not idle, and waits (unanswered) until one is. */
+        cfg.runs_most = (uint32_t)(t->config.peers_len * RUNS_PER_PEER_DEFAULT);
         cfg.memo_enabled = t->config.memo != NULL;
         mem = tool_endpoint(&cfg, &t->pl);
         if (mem == NULL) code = TOOL_ERR_SYSTEM;
