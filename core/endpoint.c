@@ -287,16 +287,18 @@ int pure_link_receive(pure_link *pl, const pure_link_addr *from, const uint8_t *
     if (pl->fatal) return PURE_LINK_ERR_FATAL;
     pl->stats.packets_received++;
     pl->stats.bytes_received += len;
+    /* The one pass over the header (spec/wire.md §9, steps 1 and 2): what it decodes is
+     * handed down to the half that opens the packet. */
     pl_header h;
-    int hl = pl_header_decode(&h, data, len);
-    if (hl < 0 || len < (size_t)hl + PURE_LINK_TAG_BYTES + 1) {
+    int hl = pl_packet_decode(&h, data, len);
+    if (hl < 0) {
         pl->stats.dropped_bad_header++;
     } else if (h.reply) {
         pl_sender *s = pl_sender_by_run(pl, h.run);
         if (s == NULL) pl->stats.dropped_unknown_key++;
-        else pl_sender_on_reply(pl, s, from, data, len, now_ns);
+        else pl_sender_on_reply(pl, s, &h, (size_t)hl, data, len, now_ns);
     } else {
-        pl_receiver_on_packet(pl, from, data, len, now_ns);
+        pl_receiver_on_packet(pl, from, &h, (size_t)hl, data, len, now_ns);
     }
     pl_deadline_update(pl);
     return 0;

@@ -512,13 +512,13 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
 void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns);
 
 /* reply.c */
-int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, const uint8_t *data,
+int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl, const uint8_t *data,
                        size_t len, uint64_t now_ns);
 void pl_sender_release(pure_link *pl, pl_sender *s);
 
 /* receiver.c */
-int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
-                          uint64_t now_ns);
+int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const pl_header *h, size_t hl,
+                          const uint8_t *data, size_t len, uint64_t now_ns);
 void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns);
 
 /* peer.c */

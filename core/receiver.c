@@ -191,25 +191,24 @@ static int lost_due(const pl_run *r, const pl_header *h, uint64_t pn) {
            (r->largest_pn == PL_NONE || pn > r->largest_pn);
 }
 
-int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
-                          uint64_t now_ns) {
-    /* The header is copied beside the plaintext: the AEAD reads the caller's datagram and
-     * writes the plaintext here, so the datagram is not copied first. */
+/* A sender packet whose header the endpoint decoded (h, hl bytes) and checked with its
+ * length (spec/wire.md §9, steps 1 and 2). */
+int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const pl_header *h, size_t hl,
+                          const uint8_t *data, size_t len, uint64_t now_ns) {
+    /* The AEAD reads the caller's datagram and writes the plaintext here, so the datagram
+     * is not copied first. */
     uint8_t pkt[PURE_LINK_DATAGRAM_MOST];
-    if (len > sizeof pkt) { pl->stats.dropped_bad_header++; return 0; }
-    pl_header h;
-    int hl = pl_header_decode(&h, data, len);
-    assert(hl > 0 && !h.reply);
-    pl_peer *p = peer_by_key_id(pl, h.key_id);
+    assert(!h->reply && hl > 0 && len <= sizeof pkt && len >= hl + PURE_LINK_TAG_BYTES + 1);
+    pl_peer *p = peer_by_key_id(pl, h->key_id);
     if (p == NULL) { pl->stats.dropped_unknown_key++; return 0; }
-    pl_run *r = run_find(pl, peer_index(pl, p), h.run);
+    pl_run *r = run_find(pl, peer_index(pl, p), h->run);
     if (r == NULL) {
-        on_unknown_run(pl, p, &h, (size_t)hl, data, len, from, now_ns);
+        on_unknown_run(pl, p, h, hl, data, len, from, now_ns);
         return 0;
     }
-    uint64_t pn = pl_pn_decode(r->largest_pn, h.pn_truncated, h.pn_len);
-    if (h.epoch_field == 0 && r->restored_epoch != 0 && !r->fresh && !(r->keys[0].valid && r->keys[0].epoch == 0)) {
-        on_restored_epoch0(pl, p, r, &h, (size_t)hl, data, len, pn, from, now_ns);
+    uint64_t pn = pl_pn_decode(r->largest_pn, h->pn_truncated, h->pn_len);
+    if (h->epoch_field == 0 && r->restored_epoch != 0 && !r->fresh && !(r->keys[0].valid && r->keys[0].epoch == 0)) {
+        on_restored_epoch0(pl, p, r, h, hl, data, len, pn, from, now_ns);
         return 0;
     }
     uint32_t epoch = 0;
@@ -220,10 +219,10 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const uint8
         pl->stats.dropped_replay++;
         return 0;
     }
-    n = open_data(pl, r, &h, (size_t)hl, data, pkt, len, pn, &epoch);
+    n = open_data(pl, r, h, hl, data, pkt, len, pn, &epoch);
     if (n < 0) {
         if (n == -1) pl->stats.dropped_auth++;
-        if (lost_due(r, &h, pn)) pl_notice_lost(pl, p, &h, data, len, from, now_ns);
+        if (lost_due(r, h, pn)) pl_notice_lost(pl, p, h, data, len, from, now_ns);
         return 0;
     }
     if ((count = pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 0)) <= 0) {

@@ -221,23 +221,21 @@ static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl
     return -1;
 }
 
-int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, const uint8_t *data,
+/* A reply whose header the endpoint decoded (h, hl bytes) and checked with its length;
+ * replies may come from anywhere: only authentication counts. */
+int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl, const uint8_t *data,
                        size_t len, uint64_t now_ns) {
-    (void)from;  /* replies may come from anywhere: only authentication counts */
     uint8_t pkt[PURE_LINK_DATAGRAM_MOST];  /* plaintext; the datagram is not copied first */
-    if (len > sizeof pkt) { pl->stats.dropped_bad_header++; return 0; }
-    pl_header h;
-    int hl = pl_header_decode(&h, data, len);
-    assert(hl > 0);
+    assert(h->reply && hl > 0 && len <= sizeof pkt && len >= hl + PURE_LINK_TAG_BYTES + 1);
     /* Reply packet numbers count per reply run: a new build of the run at the receiver
      * starts again at 0 and gets a window of its own. */
-    int same_run = s->reply_run_known && h.reply_run == s->reply_run;
+    int same_run = s->reply_run_known && h->reply_run == s->reply_run;
     uint64_t largest = same_run ? s->largest_reply_pn : PL_NONE;
-    uint64_t pn = pl_pn_decode(largest, h.pn_truncated, h.pn_len);
+    uint64_t pn = pl_pn_decode(largest, h->pn_truncated, h->pn_len);
     if (same_run && !pl_replay_check(s->reply_window, largest, pn)) { pl->stats.dropped_replay++; return 0; }
     int adopt;
     pl_packet_key pk;
-    int n = open_reply(pl, s, &h, (size_t)hl, data, pkt, len, pn, &adopt, &pk);
+    int n = open_reply(pl, s, h, hl, data, pkt, len, pn, &adopt, &pk);
     pl_frame frames[PL_FRAMES_MOST];
     int count = n < 0 ? 0 : pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 1);
     if (n >= 0 && count > 0 && frames[0].type == PL_FRAME_LOST) {
@@ -254,7 +252,7 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, 
         /* Contexts may not be copied: the key is set up again in place. */
         pl_epoch_keys *k = &s->keys[adopt];
         pl_aead_key(pl, k->reply_ctx, k->reply_iv, &pk);
-        k->reply_run = h.reply_run;
+        k->reply_run = h->reply_run;
         k->reply_valid = 1;
     }
     memset(&pk, 0, sizeof pk);
@@ -262,7 +260,7 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pure_link_addr *from, 
     if (count <= 0) { pl->stats.dropped_malformed++; return 0; }
     pl->stats.packets_opened++;
     if (!same_run) {
-        s->reply_run = h.reply_run;
+        s->reply_run = h->reply_run;
         s->reply_run_known = 1;
         s->largest_reply_pn = PL_NONE;
         memset(s->reply_window, 0, sizeof s->reply_window);
