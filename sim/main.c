@@ -15,6 +15,8 @@
 #include <time.h>
 
 #include "sim_experiment.h"
+#include "sim_report.h"
+#include "sim_run.h"
 #include "sim_scenario.h"
 #include "sim_value.h"
 #include "sim_vopr.h"
@@ -130,12 +132,12 @@ int main(int argc, char **argv) {
     if (!quiet && !json) opt.progress = stdout;
 
     sim_world *w = calloc(1, sizeof *w);
-    if (w == NULL || sim_world_init(w, sc, &opt, err, sizeof err) != 0) {
+    if (w == NULL || sim_run_init(w, sc, &opt, err, sizeof err) != 0) {
         fprintf(stderr, "pure-link-sim: %s\n", w ? err : "out of memory");
         return 2;
     }
     double t0 = wall_now();
-    int rc = sim_world_run(w);
+    int rc = sim_run(w);
     double wall = wall_now() - t0;
     if (json) {
         sim_report_json(w, stdout, wall);
@@ -148,7 +150,7 @@ int main(int argc, char **argv) {
     if (opt.trace_file) fclose(opt.trace_file);
     if (opt.pcap_file) fclose(opt.pcap_file);
     if (opt.keylog_file) fclose(opt.keylog_file);
-    sim_world_free(w);
+    sim_run_free(w);
     free(w);
     free(sc);
     return rc == 0 ? 0 : 1;

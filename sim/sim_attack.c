@@ -1,4 +1,4 @@
-/* sim_attack.c: what the network and an attacker do to addresses.  See sim_world.h and
+/* sim_attack.c: what the network and an attacker do to addresses.  See sim_attack.h and
  * the scenario keys in sim/README.md.
  *
  *   at TIME node.NAME.port|addr   the node's address changes (a NAT rebinding, a move):
@@ -19,7 +19,7 @@
  *   forward: NODE > TO at TIME    whatever reaches NODE is relayed to TO.
  *
  * The attacker's datagrams are in the trace (`attack`, `src`) and the pcap like any other. */
-#include "sim_world.h"
+#include "sim_attack.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -9,7 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sim_world.h"
+#include "sim_report.h"
+#include "sim_run.h"
 
 static double wall_now_s(void) {
     struct timespec ts;
@@ -70,16 +71,16 @@ void sim_grid_run_one(const char *scenario_text, uint64_t seed, sim_grid_figures
     if (sc == NULL || w == NULL) snprintf(out->error, sizeof out->error, "out of memory");
     else if (sim_scenario_parse(sc, scenario_text, err, sizeof err) != 0)
         snprintf(out->error, sizeof out->error, "scenario: %s", err);
-    else if (sim_world_init(w, sc, &opt, err, sizeof err) != 0) {
+    else if (sim_run_init(w, sc, &opt, err, sizeof err) != 0) {
         snprintf(out->error, sizeof out->error, "%s", err);
-        sim_world_free(w); /* what init built before it failed */
+        sim_run_free(w); /* what init built before it failed */
     } else {
         double t0 = wall_now_s();
-        sim_world_run(w);
+        sim_run(w);
         out->wall_s = wall_now_s() - t0;
         out->ran = 1;
         world_figures(w, out);
-        sim_world_free(w);
+        sim_run_free(w);
     }
     free(w);
     free(sc);

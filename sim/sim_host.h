@@ -20,6 +20,8 @@ void sim_link_on_more(sim_world *w, sim_link *l, uint32_t more); /* a `more` bat
 /* Hands waiting records to the core; returns 1 if any was taken. */
 int sim_link_fill(sim_world *w, sim_link *l);
 void sim_link_on_event(sim_world *w, sim_link *l, const pure_link_event *ev);
+/* Samples the open sender's statistics into the trace (recovery:metrics_updated). */
+void sim_link_sample(sim_world *w, sim_link *l);
 /* Sender statistics over every incarnation. */
 void sim_link_stats(const sim_world *w, const sim_link *l, pure_link_stats *out);
 

@@ -413,6 +413,15 @@ void sim_node_service(sim_world *w, sim_node *n) {
 }
 
 void sim_node_on_arrival(sim_world *w, sim_node *n, sim_packet *pkt) {
+    if (!sim_node_up(n)) {
+        w->arrivals_dropped_down++;
+        sim_world_trace_packet(w, "transport:packet_dropped", pkt, n->failed ? "node_failed" : "node_down");
+        sim_packet_free(w, pkt);
+        return;
+    }
+    /* A corrupted datagram still goes to the endpoint, which must drop it unanswered. */
+    sim_world_trace_packet(w, pkt->corrupt ? "transport:packet_dropped" : "transport:packet_received", pkt,
+                           pkt->corrupt ? "corrupt" : NULL);
     n->datagrams_received++;
     n->bytes_received += pkt->len;
     if (w->watch) w->watch->on_receive(w, n, &pkt->src, pkt->len, pkt->forged == SIM_FORGED_NONE);

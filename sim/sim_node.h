@@ -40,6 +40,7 @@ void sim_node_crash(sim_world *w, sim_node *n);
 void sim_node_free(sim_world *w, sim_node *n);
 /* After any call into the endpoint: drain events, pull datagrams, reschedule its wake-up. */
 void sim_node_service(sim_world *w, sim_node *n);
+/* A datagram reaches the node (up or not); it takes it. */
 void sim_node_on_arrival(sim_world *w, sim_node *n, sim_packet *pkt);
 void sim_node_on_wake(sim_world *w, sim_node *n, uint64_t gen);
 void sim_node_on_disk(sim_world *w, sim_node *n, uint64_t incarnation);

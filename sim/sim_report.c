@@ -1,6 +1,6 @@
 /* sim_report.c: the run's figures: progress lines, the summary in words, the JSON line.
  * The JSON key names are read by other tools: keep them stable (sim/README.md lists them). */
-#include "sim_world.h"
+#include "sim_report.h"
 
 #include "sim_host.h"
 #include "sim_oracle.h"

@@ -347,3 +347,28 @@ void sim_link_stats(const sim_world *w, const sim_link *l, pure_link_stats *out)
     sim_stats_add(out, &now);
     copy_gauges(out, &now); /* gauges describe the open sender only */
 }
+
+void sim_link_sample(sim_world *w, sim_link *l) {
+    sim_node *n = &w->nodes[l->from];
+    if (l->sender < 0 || !sim_node_up(n)) return;
+    pure_link_stats s;
+    memset(&s, 0, sizeof s);
+    s.version = PURE_LINK_STATS_VERSION;
+    if (pure_link_stats_get(n->pl, l->sender, &s) != 0) return;
+    l->last = s;
+    sim_trace_begin(&w->trace, w->engine.now_ns, "recovery:metrics_updated");
+    sim_trace_str(&w->trace, "node", n->spec->name);
+    sim_trace_str(&w->trace, "source", l->spec->source);
+    sim_trace_u64(&w->trace, "rtt_ns_smoothed", s.rtt_ns_smoothed);
+    sim_trace_u64(&w->trace, "rtt_ns_min", s.rtt_ns_min);
+    sim_trace_u64(&w->trace, "rtt_ns_latest", s.rtt_ns_latest);
+    sim_trace_u64(&w->trace, "rtt_ns_variance", s.rtt_ns_variance);
+    sim_trace_u64(&w->trace, "cwnd_bytes", s.cwnd_bytes);
+    sim_trace_u64(&w->trace, "bytes_in_flight", s.bytes_in_flight);
+    sim_trace_u64(&w->trace, "pacing_rate_bytes_per_s", s.pacing_rate_bytes_per_s);
+    sim_trace_u64(&w->trace, "packets_sent", s.packets_sent);
+    sim_trace_u64(&w->trace, "packets_lost", s.packets_lost);
+    sim_trace_u64(&w->trace, "packets_retransmitted", s.packets_retransmitted);
+    sim_trace_u64(&w->trace, "records_stored", s.records_stored);
+    sim_trace_end(&w->trace);
+}

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim_run.h"
 #include "sim_value.h"
 
 #define SIM_VOPR_JOBS_MOST 64u
@@ -97,17 +98,17 @@ static void run_seed(const vopr_options *o, uint64_t seed, sim_scenario *sc, sim
         return;
     }
     memset(w, 0, sizeof *w);
-    if (sim_world_init(w, sc, &opt, err, sizeof err) != 0) {
+    if (sim_run_init(w, sc, &opt, err, sizeof err) != 0) {
         res->broken = 1;
         snprintf(res->why, sizeof res->why, "world: %s", err);
         return;
     }
-    sim_world_run(w);
+    sim_run(w);
     res->broken = sim_vopr_check(w, d.crashes, res->why, sizeof res->why);
     res->trace_hash = w->trace.hash;
     res->events = w->engine.events_run;
     res->virtual_s = (double)w->end_ns / 1e9;
-    sim_world_free(w);
+    sim_run_free(w);
 }
 
 static int write_all(int fd, const void *p, size_t n) {

@@ -12,6 +12,7 @@
 
 #include "sim_host.h"
 #include "sim_oracle.h"
+#include "sim_report.h"
 
 #include <stdarg.h>
 #include <stdio.h>

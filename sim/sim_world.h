@@ -1,20 +1,16 @@
-/* sim_world.h: the simulated network: nodes running pure_link endpoints, the paths
- * between them, the host applications, and the run loop that drives them in virtual time.
+/* sim_world.h: the simulated network at the bottom of the simulator: the virtual clock
+ * and its events, the nodes' addresses, datagrams routed over paths between them, and the
+ * state of everything a run holds (one struct, so the layers above reach theirs).
  *
  * One world is one run of one scenario with one seed.  Everything the run does follows
  * from (scenario, seed): the engine orders events by (time, sequence), every random draw
  * comes from a stream derived from the seed, and endpoint memory is fresh zeroed pages.
  *
- * Split over files by concept:
- *   sim_world.c     building the world, the event loop, routing datagrams over paths
- *   sim_node.c      one node's endpoint: start, crash, restart, the call/pull/drain loop
- *   sim_sender.c    the sending application on a link (bulk or paced records)
- *   sim_receiver.c  the receiving host: stream answers, storing records, order checks
- *   sim_tcp.c       TCP flows competing on the same paths (sim_tcp.h)
- *   sim_attack.c    the attacker: address changes, replays, spoofed copies
- *   sim_oracle.c    what must never happen, watched from outside the core: amplification
- *                   per (node, address), epochs going back (sim_keys.c: nonce reuse)
- *   sim_report.c    figures, the summary in words and the JSON line */
+ * It is the bottom of the simulator's layers (LAYERS, section [sim]: one run, sim_run.c,
+ * on top of the reports, the attacker, the oracles and the scenario; under them the
+ * applications on the nodes, sim_host.h; then the nodes, sim_node.h, and the TCP flows;
+ * then this).  The world calls nothing above it by name: the run sets its hooks
+ * (sim_world_hooks) and the nodes' (sim_node_host, sim_node_watch). */
 #ifndef SIM_WORLD_H
 #define SIM_WORLD_H
 
@@ -234,8 +230,17 @@ typedef struct sim_capture {
     uint64_t replayed;
 } sim_capture;
 
+/* What the world calls above itself for datagrams, without knowing who: the run sets them. */
+typedef struct sim_world_hooks {
+    /* A datagram from `from` to node `to` is about to enter its path (NULL: nothing). */
+    void (*on_route)(struct sim_world *w, uint32_t from, uint32_t to, const sim_packet *pkt);
+    /* A datagram reaches node `node`, which holds its destination; the hook owns it. */
+    void (*on_arrive)(struct sim_world *w, uint32_t node, sim_packet *pkt);
+} sim_world_hooks;
+
 typedef struct sim_world {
     const sim_scenario *sc;
+    const sim_world_hooks *hooks;
     sim_options opt;
     uint64_t seed;
     sim_engine engine;
@@ -280,11 +285,25 @@ typedef struct sim_world {
 } sim_world;
 
 /* ---- sim_world.c ---- */
-int sim_world_init(sim_world *w, const sim_scenario *sc, const sim_options *opt, char *err, size_t err_len);
-/* Runs to the end (duration, all links done, or an error).  Returns 0, or -1 if the run
- * ended with an error (w->error says why; the figures are still valid up to then). */
-int sim_world_run(sim_world *w);
-void sim_world_free(sim_world *w);
+/* The world of sc's nodes, links and flows, their state zeroed, its clock at 0, its
+ * paths' parameters zeroed (the run sets them before the first datagram).  Returns 0, or
+ * -1 with a message (sim_world_close frees what was made). */
+int sim_world_open(sim_world *w, const sim_scenario *sc, const sim_options *opt, char *err, size_t err_len);
+/* Frees the events still queued (their payloads too), the datagrams and the paths. */
+void sim_world_close(sim_world *w);
+/* The next event before the end of the run, the clock at its time: 1, or 0 at the end
+ * (the run stopped, nothing is left before its duration, or the event bound was hit). */
+int sim_world_next(sim_world *w, sim_event *ev);
+/* The run ended at w->end_ns for why: the last trace record.  Returns 0, or -1 if the
+ * run ended with an error (w->error says why). */
+int sim_world_end(sim_world *w, const char *why);
+/* SIM_EV_ARRIVE: a datagram reaches the address of node `target`; the node still holds
+ * it, so the datagram goes to hooks->on_arrive, or it moved, and the datagram is dropped. */
+void sim_world_on_arrive(sim_world *w, uint32_t target, sim_packet *pkt);
+/* SIM_EV_CHANGE: a timed change of path parameters, from now on. */
+void sim_world_change_path(sim_world *w, const sim_path_setting *s);
+/* One transport:packet_* record of a datagram (why: a drop's reason, or NULL). */
+void sim_world_trace_packet(sim_world *w, const char *name, const sim_packet *pkt, const char *why);
 /* Ends the run now with an error. */
 void sim_world_fail(sim_world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A datagram from node `from` to the node at `to` leaves now. */
@@ -305,43 +324,5 @@ void sim_world_log(sim_world *w, const char *fmt, ...) __attribute__((format(pri
 void sim_addr_text(const pure_link_addr *a, char out[SIM_ADDR_TEXT_MOST]);
 /* Node name for the trace. */
 static inline const char *sim_node_name(const sim_world *w, uint32_t node) { return w->nodes[node].spec->name; }
-
-/* ---- sim_attack.c ---- */
-int sim_attack_setup(sim_world *w, char *err, size_t err_len);
-void sim_attack_free(sim_world *w);
-/* A datagram from `from` to node `to` is put on the path now: capture it for replays, and
- * race a spoofed copy if a spoof is due.  Called before the datagram enters its path. */
-void sim_attack_on_route(sim_world *w, uint32_t from, uint32_t to, const sim_packet *pkt);
-void sim_attack_on_replay(sim_world *w, uint32_t replay);
-void sim_attack_on_forge(sim_world *w, uint32_t forge);
-/* A datagram reaches node `node` (up or not): relay it if a `forward:` says so. */
-void sim_attack_on_arrive(sim_world *w, uint32_t node, const sim_packet *pkt);
-void sim_attack_on_node_change(sim_world *w, uint32_t change);
-
-/* ---- sim_report.c ---- */
-typedef struct sim_totals {
-    double virtual_s;
-    uint64_t packets_sent, packets_received;
-    uint64_t records_sent, records_delivered, records_stored, stored_bytes, duplicates_delivered, out_of_order;
-    double goodput_mbit, records_per_s;
-    uint64_t lost_notices, refused_notices, refused_events, run_key_builds, x25519_ops, epochs;
-    uint64_t packets_lost, packets_retransmitted;
-    uint64_t latency_count;
-    double latency_ms_p50, latency_ms_p99, latency_ms_max;
-    uint64_t nonce_reuses, aead_seals, amplification_max_x1000, amplification_unanswered_max_x1000;
-    uint64_t epoch_rollbacks;
-} sim_totals;
-
-void sim_report_totals(const sim_world *w, sim_totals *t);
-/* Percentile (0..100) of n samples, sorted in place; 0 if n == 0. */
-uint64_t sim_percentile(uint64_t *samples, size_t n, unsigned percent);
-void sim_report_progress(sim_world *w);
-void sim_report_words(const sim_world *w, FILE *out);
-/* One JSON object on one line.  wall_s < 0 leaves out the wall-clock figures. */
-void sim_report_json(const sim_world *w, FILE *out, double wall_s);
-/* The share window (BRIEF §6): each link's stored record bytes and each TCP flow's
- * delivered bytes from share_from (or 0 if the run ended before it) to the end, and the
- * window's length.  links[] and tcps[] have link_count and tcp_count entries. */
-uint64_t sim_report_share(const sim_world *w, uint64_t *links, uint64_t *tcps);
 
 #endif

@@ -9,8 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "sim_report.h"
+#include "sim_run.h"
 #include "sim_scenario.h"
-#include "sim_world.h"
 
 static double wall_now(void) {
     struct timespec ts;
@@ -25,12 +26,12 @@ static int bench(const char *name, const char *text) {
     sim_options opt;
     memset(&opt, 0, sizeof opt);
     if (sc == NULL || w == NULL || sim_scenario_parse(sc, text, err, sizeof err) != 0 ||
-        sim_world_init(w, sc, &opt, err, sizeof err) != 0) {
+        sim_run_init(w, sc, &opt, err, sizeof err) != 0) {
         fprintf(stderr, "bench_sim: %s: %s\n", name, err);
         return 1;
     }
     double t0 = wall_now();
-    int rc = sim_world_run(w);
+    int rc = sim_run(w);
     double wall = wall_now() - t0;
     sim_totals t;
     sim_report_totals(w, &t);
@@ -39,7 +40,7 @@ static int bench(const char *name, const char *text) {
            name, t.virtual_s, wall, wall > 0 ? t.virtual_s / wall : 0.0, t.goodput_mbit,
            (unsigned long long)t.packets_sent, (unsigned long long)w->engine.events_run,
            (double)w->trace.bytes / 1e6, rc ? "  ERROR: " : "", rc ? w->error : "");
-    sim_world_free(w);
+    sim_run_free(w);
     free(w);
     free(sc);
     return rc;

@@ -13,7 +13,9 @@
 #include "sim_oracle.h"
 #include "sim_path.h"
 #include "sim_pcap.h"
+#include "sim_report.h"
 #include "sim_rng.h"
+#include "sim_run.h"
 #include "sim_scenario.h"
 #include "sim_tcp.h"
 #include "sim_trace.h"
@@ -737,20 +739,20 @@ static sim_world *run_scenario(const char *text, uint64_t seed, sim_scenario **s
     opt.seed = seed;
     opt.seed_given = 1;
     sim_world *w = calloc(1, sizeof *w);
-    if (w == NULL || sim_world_init(w, sc, &opt, err, sizeof err) != 0) {
+    if (w == NULL || sim_run_init(w, sc, &opt, err, sizeof err) != 0) {
         fprintf(stderr, "  world: %s\n", err);
         free(w);
         free(sc);
         return NULL;
     }
-    sim_world_run(w);
+    sim_run(w);
     if (w->error) fprintf(stderr, "  run error: %s\n", w->error);
     *sc_out = sc;
     return w;
 }
 
 static void free_run(sim_world *w, sim_scenario *sc) {
-    sim_world_free(w);
+    sim_run_free(w);
     free(w);
     free(sc);
 }
@@ -887,8 +889,8 @@ static void run_timed_change_applies_from_its_time(void) {
     opt.trace_file = tmpfile();
     CHECK(opt.trace_file != NULL);
     sim_world *w = calloc(1, sizeof *w);
-    CHECK(sim_world_init(w, sc, &opt, err, sizeof err) == 0);
-    CHECK(sim_world_run(w) == 0);
+    CHECK(sim_run_init(w, sc, &opt, err, sizeof err) == 0);
+    CHECK(sim_run(w) == 0);
     CHECK(w->paths[1].counters.dropped_loss > 0);
     /* Every loss is at or after 1 s, and the change is in the trace at 1 s. */
     fflush(opt.trace_file);
@@ -909,7 +911,7 @@ static void run_timed_change_applies_from_its_time(void) {
     }
     CHECK(losses == w->paths[1].counters.dropped_loss && changes == 1);
     fclose(opt.trace_file);
-    sim_world_free(w);
+    sim_run_free(w);
     free(w);
     free(sc);
 }
@@ -1170,8 +1172,8 @@ static void tcp_single_loss_is_repaired_by_fast_retransmit(void) {
         opt.trace_file = tmpfile();
         CHECK(opt.trace_file != NULL);
         sim_world *w = calloc(1, sizeof *w);
-        CHECK(sim_world_init(w, sc, &opt, err, sizeof err) == 0);
-        CHECK(sim_world_run(w) == 0);
+        CHECK(sim_run_init(w, sc, &opt, err, sizeof err) == 0);
+        CHECK(sim_run(w) == 0);
         const sim_tcp *t = &w->tcps[0];
         uint64_t drop_ns, recovery_ns;
         tcp_trace_times(opt.trace_file, &drop_ns, &recovery_ns);
@@ -1189,7 +1191,7 @@ static void tcp_single_loss_is_repaired_by_fast_retransmit(void) {
             CHECK_EQ_U(t->lost_out, 0);
         }
         fclose(opt.trace_file);
-        sim_world_free(w);
+        sim_run_free(w);
         free(w);
         free(sc);
     }
