@@ -38,7 +38,7 @@ SIM_BIN  := $(if $(wildcard sim/main.c),$(B)/pure-link-sim)
 TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
 
 .PHONY: all deps test demo bench install clean check-pure vectors fuzz campaign install-wireshark
-.PHONY: fuzz-long fuzz-corpus deps-fuzz test-asan
+.PHONY: fuzz-long fuzz-corpus deps-fuzz deps-bench test-asan
 all: deps $(LIB_A) $(LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors $(B)/packet_vectors
 
 deps:
@@ -192,6 +192,8 @@ fuzz-corpus: all deps-fuzz $(FUZZ_BIN)
 	@sh tests/fuzz/seed.sh $(B)
 deps-fuzz:
 	@sh scripts/deps.sh fuzz
+deps-bench:
+	@sh scripts/deps.sh bench
 
 # The whole suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer under
 # build-asan/ (the install test builds its programs with the same flags).
@@ -237,8 +239,10 @@ demo: all
 	@sh scripts/demo_loopback.sh
 	@$(SIM_BIN) sim/scenarios/demo.conf --realtime
 
-bench: all $(BENCH_BIN) $(LOAD_BIN)
+bench: all deps-bench $(BENCH_BIN) $(LOAD_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
+	@echo "== tests/bench/callgrind_core.sh (core instructions per packet: a count, not a time)"
+	@sh tests/bench/callgrind_core.sh $(B)
 	@echo "== scripts/bench_hostile.sh (1,000,000 hostile datagrams at a live receiver)"
 	@B=$(B) sh scripts/bench_hostile.sh
 	@echo "== scripts/bench_many.sh (1,000 senders, one receiver)"

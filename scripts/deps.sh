@@ -26,6 +26,11 @@ if [ "${1:-}" = wireshark ]; then
   have_header wireshark/epan/packet.h || need="$need wireshark-dev"
   have_header gcrypt.h              || need="$need libgcrypt20-dev"
 fi
+# `deps.sh bench`: valgrind, whose callgrind counts the core's instructions (make bench).
+if [ "${1:-}" = bench ]; then
+  need=""
+  command -v valgrind >/dev/null 2>&1 && have_header valgrind/callgrind.h || need="$need valgrind"
+fi
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "deps: installing$need"

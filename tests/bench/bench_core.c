@@ -1,12 +1,19 @@
-/* bench_core.c: core work per full data packet, excluding AEAD and syscalls (BRIEF §6:
- * goal <= 300 ns per side).  Two endpoints in one process exchange datagrams through
- * memory under a cipher that only copies; each side's calls are timed apart.  A figure,
- * not a test: the machine is shared, so read it with the crypto bench of the same run. */
+/* bench_core.c: core work per full data packet, excluding AEAD and syscalls (goal <= 250 ns
+ * per side).  Two endpoints in one process exchange datagrams through memory under a cipher
+ * that only copies; each side's calls are timed apart.  A figure, not a test: the machine
+ * is shared, so read it with the crypto bench of the same run.
+ *
+ * Usage: bench_core [PACKETS] [sender|receiver].  With a side named, only that side's calls
+ * are collected under `valgrind --tool=callgrind --collect-atstart=no` (the toggles are no-ops
+ * outside valgrind): tests/bench/callgrind_core.sh turns that into instructions per packet,
+ * a count the machine's noise does not move (the run is the same every time). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <valgrind/callgrind.h>
 
 #include "pure_link.h"
 
@@ -46,7 +53,14 @@ static void make(side *s, const pure_link_crypto *c, uint8_t id) {
     s->addr.len = 6, s->addr.bytes[3] = id;
 }
 
-int main(void) {
+/* Collects (under callgrind) the calls of the side named on the command line only. */
+static int collect_side;  /* 0: none, 1: sender, 2: receiver */
+static void side_begin(int who) { if (who == collect_side) CALLGRIND_TOGGLE_COLLECT; }
+static void side_end(int who) { if (who == collect_side) CALLGRIND_TOGGLE_COLLECT; }
+
+int main(int argc, char **argv) {
+    uint64_t packets_most = argc > 1 ? strtoull(argv[1], NULL, 10) : 400000;
+    if (argc > 2) collect_side = strcmp(argv[2], "sender") == 0 ? 1 : strcmp(argv[2], "receiver") == 0 ? 2 : 0;
     pure_link_crypto c = *pure_link_crypto_null();
     c.name = "copy";
     c.aead_init = copy_init, c.aead_seal = copy_seal, c.aead_open = copy_open;
@@ -63,16 +77,19 @@ int main(void) {
     static int ql[4096];
     uint64_t now = 0, sender_ns = 0, receiver_ns = 0, data_packets = 0, records = 0;
     int64_t next_record = 0;
-    while (data_packets < 400000) {
+    while (data_packets < packets_most) {
         now += 20000;  /* 20 us of virtual time per round: pacing never holds the sender back long */
         uint64_t t0 = clock_ns();
+        side_begin(1);
         while (pure_link_send(a.pl, s, rec, sizeof rec, now) >= 0 && next_record < 1000000000) next_record++;
         int n = 0, len;
         pure_link_addr to;
         pure_link_event ev;
         while (n < 4096 && (len = pure_link_pull(a.pl, q[n], PURE_LINK_DATAGRAM_MOST, &to, now)) > 0) ql[n++] = len;
         while (pure_link_event_next(a.pl, &ev)) {}
+        side_end(1);
         uint64_t t1 = clock_ns();
+        side_begin(2);
         for (int i = 0; i < n; i++) {
             pure_link_receive(b.pl, &a.addr, q[i], (size_t)ql[i], now);
             while (pure_link_event_next(b.pl, &ev))
@@ -85,10 +102,13 @@ int main(void) {
         }
         int m = 0;
         while (m < 4096 && (len = pure_link_pull(b.pl, q[m], PURE_LINK_DATAGRAM_MOST, &to, now)) > 0) ql[m++] = len;
+        side_end(2);
         uint64_t t2 = clock_ns();
+        side_begin(1);
         for (int i = 0; i < m; i++) pure_link_receive(a.pl, &b.addr, q[i], (size_t)ql[i], now);
         if (pure_link_deadline(a.pl) <= now) pure_link_tick(a.pl, now);
         if (pure_link_deadline(b.pl) <= now) pure_link_tick(b.pl, now);
+        side_end(1);
         uint64_t t3 = clock_ns();
         sender_ns += (t1 - t0) + (t3 - t2);
         receiver_ns += t2 - t1;
@@ -97,7 +117,7 @@ int main(void) {
     printf("core work per full data packet (AEAD replaced by a copy, no syscalls):\n");
     printf("  sender   %6.0f ns  (enqueue, pull, ACK/STORED processing)\n", (double)sender_ns / (double)data_packets);
     printf("  receiver %6.0f ns  (receive, reassembly, delivery, replies)\n", (double)receiver_ns / (double)data_packets);
-    printf("  %llu data packets, %llu records of 1 KiB delivered; goal <= 300 ns per side\n",
+    printf("  %llu data packets, %llu records of 1 KiB delivered; goal <= 250 ns per side\n",
            (unsigned long long)data_packets, (unsigned long long)records);
     return 0;
 }
