@@ -148,11 +148,11 @@ int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_ad
         r->eliciting_unacked = 0;
         r->timers[PL_RT_ACK] = PL_NONE;
     }
-    const pl_epoch_keys *k = &r->keys[r->epoch % PL_EPOCH_KEYS];
+    pl_epoch_keys *k = &r->keys[r->epoch % PL_EPOCH_KEYS];
     assert(k->valid && k->epoch == r->epoch);
     uint8_t nonce[12];
     pl_nonce(nonce, k->reply_iv, pn);
-    pl->crypto->aead_seal(k->reply_ctx, nonce, buf, head, buf + head, at - head, buf + head);
+    pl->crypto->aead_seal(pl_keys_ctx(pl, k)->reply, nonce, buf, head, buf + head, at - head, buf + head);
     size_t bytes = at + PURE_LINK_TAG_BYTES;
     if (!r->validated) r->unvalidated_out += bytes;
     *to = r->addr;

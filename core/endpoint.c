@@ -84,6 +84,8 @@ static int config_valid(const pure_link_config *c) {
 /* The memory layout: byte offsets of each array in the caller's block. */
 typedef struct layout {
     size_t senders, peers, runs, memo;
+    uint32_t key_entries, hole_tables;
+    size_t key_build, key_used, key_ctx, hole_free, hole_store;  /* key cache, hole tables */
     size_t sender_each, sender_extra;      /* per-sender storage, after the arrays */
     uint32_t blocks;                       /* of the receive pool */
     size_t map_size, pool_free, pool_map_key, pool_map_block, pool_queue, pool_bytes, stage;
@@ -124,7 +126,20 @@ static void layout_of(const pure_link_config *c, layout *l) {
     at = align_up(at + (size_t)c->runs_most * sizeof(pl_run));
     l->memo = at;
     at = align_up(at + pl_memo_slots(c) * sizeof(pl_memo_mirror));
+    l->key_entries = pl_key_cache_entries(c);
+    l->key_build = at;
+    at = align_up(at + (size_t)l->key_entries * 8);
+    l->key_used = at;
+    at = align_up(at + l->key_entries);
     at = layout_pool(c, l, at);
+    /* Written before they are read: beyond the part init clears. */
+    l->key_ctx = at = align_up(at);
+    at += (size_t)l->key_entries * sizeof(pl_key_ctx);
+    l->hole_tables = pl_hole_tables(c);
+    l->hole_free = at = align_up(at);
+    at = align_up(at + (size_t)l->hole_tables * 4);
+    l->hole_store = at;
+    at += (size_t)l->hole_tables * PL_RANGES_MOST * sizeof(pl_range);
     /* The send pool, and per sender its block table, record starts and sent packets. */
     l->send_blocks = c->senders_most == 0 ? 0 : (uint32_t)(c->send_memory_bytes / PL_BLOCK_BYTES);
     l->queue_bytes = (uint64_t)c->send_queue_bytes < c->send_memory_bytes ? c->send_queue_bytes
@@ -190,6 +205,15 @@ static void carve(pure_link *pl, uint8_t *base, const layout *l) {
     p->store.bytes = base + l->pool_bytes;
     p->stage = base + l->stage;
     if (l->blocks > 0) pl_pool_init(p, c);
+    pl->keys.ctx = (pl_key_ctx *)(void *)(base + l->key_ctx);
+    pl->keys.build = (uint64_t *)(void *)(base + l->key_build);
+    pl->keys.used = base + l->key_used;
+    pl->keys.entries = l->key_entries;
+    pl->keys.pinned = 2 * c->senders_most;
+    pl->hole_tables.blocks = l->hole_tables;
+    pl->hole_tables.free_stack = (uint32_t *)(void *)(base + l->hole_free);
+    pl->hole_store = (pl_range *)(void *)(base + l->hole_store);
+    pl_blocks_init(&pl->hole_tables);
     pl->send_store.blocks = l->send_blocks;
     pl->send_store.free_stack = (uint32_t *)(void *)(base + l->send_free);
     pl->send_store.bytes = base + l->send_bytes;

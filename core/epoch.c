@@ -5,6 +5,18 @@
 #include "internal.h"
 
 
+/* Wipes both of a sender's key sets, and the two cache entries that only they use. */
+void pl_sender_keys_wipe(pure_link *pl, pl_sender *s) {
+    for (uint32_t i = 0; i < 2; i++) {
+        uint32_t e = (uint32_t)s->handle * 2 + i;
+        assert(e < pl->keys.pinned);
+        memset(&pl->keys.ctx[e], 0, sizeof pl->keys.ctx[e]);
+        pl->keys.build[e] = 0;
+        memset(&s->keys[i], 0, sizeof s->keys[i]);
+        s->keys[i].pin = e + 1;
+    }
+}
+
 /* The sender moves to `epoch` with secret E: the old current keys become the previous
  * ones (replies sealed in them may still arrive), older ones are wiped. */
 void pl_sender_set_epoch(pure_link *pl, pl_sender *s, uint32_t epoch, const uint8_t secret[32]) {
@@ -69,7 +81,7 @@ void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t 
     (void)now_ns;
     s->stats.lost_notices_received++;
     if (!lost_names_ours(s, f)) return;
-    memset(s->keys, 0, sizeof s->keys);
+    pl_sender_keys_wipe(pl, s);
     pl_sender_set_epoch(pl, s, 0, s->static_e0);
     pl_sender_offer_new(pl, s, 1);
     /* The receiver has no packet number of ours to decode against: long numbers until it

@@ -26,7 +26,12 @@
 
 /* ---- Limits (every one named; see spec/protocol.md "Values"). ---- */
 #define PL_EVENTS_MOST          512u   /* event queue; delivery pauses when it is full */
-#define PL_RANGES_MOST          256u   /* reassembly holes tracked per run */
+#define PL_RANGES_MOST          256u   /* reassembly holes tracked per run, in a hole table */
+#define PL_RANGES_INLINE        16u    /* ... and in the run slot itself, without a table */
+#define PL_HOLE_TABLES_LEAST    64u    /* hole tables: this many (up to one per run slot), */
+#define PL_HOLE_SLOTS_PER_TABLE 32u    /* or one per 32 run slots if that is more */
+#define PL_KEY_CACHE_RUNS_LEAST 1024u  /* expanded run keys: this many (up to 2 per run slot), */
+#define PL_KEY_CACHE_SLOTS_PER_ENTRY 8u /* or one per 8 run slots if that is more */
 #define PL_RESEND_RANGES_MOST   256u   /* stream ranges awaiting retransmission per sender */
 #define PL_ACK_RECV_RANGES_MOST 32u    /* received-pn ranges a run remembers for ACK */
 #define PL_REPLAY_WINDOW        2048u  /* packets behind the largest that are still accepted */
@@ -81,17 +86,38 @@ typedef struct pl_rangeset {
     pl_range *r;
 } pl_rangeset;
 
-/* ---- Keys of one epoch of one run, as a side holds them. ---- */
+/* ---- Keys of one epoch of one run, as a side holds them.  The expanded AEAD keys (round
+ * keys, GHASH tables: 1.5 KiB) live in the key cache (keycache.c), not here. ---- */
 typedef struct pl_epoch_keys {
     uint8_t valid;
-    uint32_t epoch;
-    uint64_t reply_run;                    /* the reply run these reply keys are for */
     uint8_t reply_valid;                   /* reply keys derived (a sender needs the reply run) */
+    uint32_t epoch;
+    uint32_t pin;                          /* a sender's keys: its own cache entry + 1; 0: a run's */
+    uint32_t entry;                        /* the cache entry that last held their contexts */
+    uint64_t build;                        /* this derivation's number (keycache.c); 0: none */
+    uint64_t reply_run;                    /* the reply run these reply keys are for */
     uint8_t secret[32];                    /* E(epoch) */
-    _Alignas(16) uint8_t data_ctx[PURE_LINK_AEAD_CTX_BYTES];  /* sender -> receiver */
-    _Alignas(16) uint8_t reply_ctx[PURE_LINK_AEAD_CTX_BYTES]; /* receiver -> sender */
+    uint8_t data_key[PURE_LINK_AEAD_KEY_BYTES], reply_key[PURE_LINK_AEAD_KEY_BYTES];
     uint8_t data_iv[12], reply_iv[12];
 } pl_epoch_keys;
+
+/* One cache entry: an epoch's two expanded keys. */
+typedef struct pl_key_ctx {
+    _Alignas(16) uint8_t data[PURE_LINK_AEAD_CTX_BYTES];   /* sender -> receiver */
+    _Alignas(16) uint8_t reply[PURE_LINK_AEAD_CTX_BYTES];  /* receiver -> sender */
+} pl_key_ctx;
+
+/* The key cache: entries [0, pinned) belong to the senders' keys (two each), the rest serve
+ * every run slot's keys and are taken back in CLOCK order (keycache.c). */
+typedef struct pl_key_cache {
+    pl_key_ctx *ctx;
+    uint64_t *build;                       /* per entry: the derivation it holds; 0: none */
+    uint8_t *used;                         /* per entry: used since the hand last passed */
+    uint32_t entries, pinned, hand;
+    uint64_t builds;                       /* derivations numbered so far */
+    uint64_t expansions;                   /* contexts expanded: at a derivation, and again after
+                                              another build took their entry */
+} pl_key_cache;
 
 /* ---- Sender ---- */
 typedef enum pl_sent_state { PL_SENT_FREE = 0, PL_SENT_FLIGHT, PL_SENT_ACKED, PL_SENT_LOST } pl_sent_state;
@@ -261,8 +287,9 @@ typedef struct pl_run {
     uint64_t mem_top;                      /* highest block number held + 1 */
     uint8_t ticket_state;                  /* pl_ticket_state */
     uint64_t ticket_end;                   /* end of the record the ticket is (to be) for */
-    pl_rangeset have;                      /* stream ranges received beyond deliver_off */
-    pl_range have_store[PL_RANGES_MOST];
+    pl_rangeset have;                      /* stream ranges received beyond deliver_off: */
+    pl_range have_inline[PL_RANGES_INLINE]; /* here, or in hole table have_table (holes.c) */
+    uint32_t have_table;                   /* its number + 1; 0: none */
     uint8_t stored_pending;
     uint8_t broken;                        /* the record stream failed to parse: no delivery */
     uint8_t open_event_due, epoch_event_due, refused_event_due;
@@ -399,6 +426,9 @@ struct pure_link {
     uint64_t event_stage_end[PL_EVENTS_MOST]; /* a RECORD copied to the hand-over ring: its end */
     uint32_t ev_head, ev_count;
     pl_pool pool;
+    pl_key_cache keys;
+    pl_blocks hole_tables;                 /* numbers of free hole tables (holes.c) */
+    pl_range *hole_store;                  /* hole_tables.blocks * PL_RANGES_MOST */
     pl_blocks send_store;                  /* the send pool: every sender's queue */
     uint32_t senders_open;
     uint8_t deliver_blocked;               /* the event queue filled during delivery */
@@ -477,6 +507,7 @@ int pl_replay_check(const uint64_t *window, uint64_t largest, uint64_t pn);
 void pl_replay_mark(uint64_t *window, uint64_t *largest, uint64_t pn);
 
 /* epoch.c */
+void pl_sender_keys_wipe(pure_link *pl, pl_sender *s);
 void pl_sender_set_epoch(pure_link *pl, pl_sender *s, uint32_t epoch, const uint8_t secret[32]);
 void pl_sender_offer_new(pure_link *pl, pl_sender *s, uint32_t epoch);
 void pl_sender_on_accept(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns);
@@ -554,6 +585,18 @@ void pl_run_mem_release(pure_link *pl, pl_run *r);
 void pl_run_mem_trim(pure_link *pl, pl_run *r);
 const uint8_t *pl_stage_record(pure_link *pl, const pl_run *r, uint64_t start, size_t len, uint64_t *end_out);
 void pl_stage_release(pure_link *pl);
+
+/* keycache.c */
+uint32_t pl_key_cache_entries(const pure_link_config *c);
+void pl_keys_derived(pure_link *pl, pl_epoch_keys *k);
+const pl_key_ctx *pl_keys_ctx(pure_link *pl, pl_epoch_keys *k);
+void pl_keys_wipe(pure_link *pl, pl_epoch_keys *k);
+
+/* holes.c */
+uint32_t pl_hole_tables(const pure_link_config *c);
+void pl_run_have_clear(pure_link *pl, pl_run *r);
+int pl_run_have_add(pure_link *pl, pl_run *r, uint64_t lo, uint64_t hi);
+void pl_run_have_fit(pure_link *pl, pl_run *r);
 
 /* memo.c */
 size_t pl_memo_slots(const pure_link_config *c);

@@ -33,6 +33,8 @@ int pl_peer_allows(const pl_peer *p, const char *source) {
 
 void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns) {
     pl_run_mem_release(pl, r);  /* the slot's earlier run gives its blocks back */
+    pl_run_have_clear(pl, r);
+    for (uint32_t i = 0; i < PL_EPOCH_KEYS; i++) pl_keys_wipe(pl, &r->keys[i]);
     int handle = r->handle;
     memset(r, 0, sizeof *r);
     r->handle = handle;
@@ -47,6 +49,6 @@ void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_l
     r->challenge_pending = 1;
     pl_random(pl, r->challenge_token, 16);
     pl_rangeset_init(&r->acks, r->ack_store, PL_ACK_RECV_RANGES_MOST);
-    pl_rangeset_init(&r->have, r->have_store, PL_RANGES_MOST);
+    pl_run_have_clear(pl, r);
     for (int t = 0; t < PL_RT_COUNT; t++) r->timers[t] = PL_NONE;
 }

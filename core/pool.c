@@ -233,6 +233,7 @@ void pl_run_mem_trim(pure_link *pl, pl_run *r) {
     uint64_t first = cut == r->stored_off ? cut / PL_BLOCK_BYTES : (cut + PL_BLOCK_BYTES - 1) / PL_BLOCK_BYTES;
     if (first >= r->mem_top) return;
     pl_rangeset_remove(&r->have, first * PL_BLOCK_BYTES > cut ? first * PL_BLOCK_BYTES : cut, UINT64_MAX);
+    pl_run_have_fit(pl, r);
     for (uint64_t b = first; b < r->mem_top && r->mem_blocks > 0; b++) block_give(pl, r, b);
     r->mem_top = first;
     ticket_grant(pl);

@@ -72,7 +72,7 @@ static int open_data(pure_link *pl, pl_run *r, const pl_header *h, size_t hl, co
     }
     uint8_t nonce[12];
     pl_nonce(nonce, k->data_iv, pn);
-    if (pl->crypto->aead_open(k->data_ctx, nonce, data, hl, data + hl, len - hl, pkt + hl) != 0) return -1;
+    if (pl->crypto->aead_open(pl_keys_ctx(pl, k)->data, nonce, data, hl, data + hl, len - hl, pkt + hl) != 0) return -1;
     *epoch_out = epoch;
     return (int)(len - hl - PURE_LINK_TAG_BYTES);
 }
@@ -255,7 +255,7 @@ void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns) {
         /* An epoch's secret lives only until the next one has taken over. */
         r->timers[PL_RT_OLD_EPOCH] = PL_NONE;
         for (uint32_t i = 0; i < PL_EPOCH_KEYS; i++)
-            if (r->keys[i].valid && r->keys[i].epoch < r->epoch) memset(&r->keys[i], 0, sizeof r->keys[i]);
+            if (r->keys[i].valid && r->keys[i].epoch < r->epoch) pl_keys_wipe(pl, &r->keys[i]);
     }
     pl_receiver_deliver(pl, r);
     pl_run_emit(pl, r);

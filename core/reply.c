@@ -207,7 +207,7 @@ static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl
         if (k->reply_run == h->reply_run && k->reply_valid) {
             uint8_t nonce[12];
             pl_nonce(nonce, k->reply_iv, pn);
-            if (pl->crypto->aead_open(k->reply_ctx, nonce, data, hl, data + hl, len - hl, pkt + hl) == 0)
+            if (pl->crypto->aead_open(pl_keys_ctx(pl, k)->reply, nonce, data, hl, data + hl, len - hl, pkt + hl) == 0)
                 return (int)(len - hl - PURE_LINK_TAG_BYTES);
             continue;
         }
@@ -249,11 +249,12 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t h
         return 0;
     }
     if (adopt >= 0 && count > 0) {
-        /* Contexts may not be copied: the key is set up again in place. */
         pl_epoch_keys *k = &s->keys[adopt];
-        pl_aead_key(pl, k->reply_ctx, k->reply_iv, &pk);
+        memcpy(k->reply_key, pk.key, sizeof k->reply_key);
+        memcpy(k->reply_iv, pk.iv, sizeof k->reply_iv);
         k->reply_run = h->reply_run;
         k->reply_valid = 1;
+        pl_keys_derived(pl, k);  /* its entry expands the new reply key at its next use */
     }
     memset(&pk, 0, sizeof pk);
     if (n < 0) { pl->stats.dropped_auth++; return 0; }

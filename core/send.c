@@ -298,10 +298,10 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
     encode_records(pl, s, &p, buf, &at);
     assert(at + PURE_LINK_TAG_BYTES <= PURE_LINK_DATAGRAM_MOST);
 
-    const pl_epoch_keys *k = PL_SENDER_KEYS(s);
+    pl_epoch_keys *k = PL_SENDER_KEYS(s);
     uint8_t nonce[12];
     pl_nonce(nonce, k->data_iv, pn);
-    pl->crypto->aead_seal(k->data_ctx, nonce, buf, head, buf + head, at - head, buf + head);
+    pl->crypto->aead_seal(pl_keys_ctx(pl, k)->data, nonce, buf, head, buf + head, at - head, buf + head);
     size_t bytes = at + PURE_LINK_TAG_BYTES;
     s->pn_next++;
     if (probe) s->probes_due--;

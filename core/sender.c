@@ -28,7 +28,7 @@ static int sender_keys_start(pure_link *pl, pl_sender *s) {
     if (pl->crypto->x25519(shared, pl->static_secret, s->wiring.receiver_public) != 0) return -1;
     pl_epoch0_secret(s->static_e0, shared);
     memset(shared, 0, sizeof shared);
-    memset(s->keys, 0, sizeof s->keys);
+    pl_sender_keys_wipe(pl, s);
     pl_sender_set_epoch(pl, s, 0, s->static_e0);
     return 0;
 }

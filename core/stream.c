@@ -78,7 +78,7 @@ static void refuse(pure_link *pl, pl_run *r, uint32_t reason) {
     r->refused_reason = reason;
     r->refused_notice_pending = 1;
     r->timers[PL_RT_HOST] = PL_NONE;
-    pl_rangeset_init(&r->have, r->have_store, PL_RANGES_MOST);
+    pl_run_have_clear(pl, r);
 }
 
 /* The sender holds records only from base_record on: everything before it was STORED (by
@@ -94,6 +94,7 @@ static void rebase(pure_link *pl, pl_run *r, uint64_t base_record, uint64_t base
         pl_run_mem_stored(pl, r, from);
     }
     pl_rangeset_remove_below(&r->have, base_off);
+    pl_run_have_fit(pl, r);
     pl_run_ticket_done(pl, r);
 }
 
@@ -114,7 +115,7 @@ static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, uint64_t now_
     r->deliver_off = r->stored_off = f->stream.base_offset;
     r->delivered_bytes = r->delivered_records = 0;
     r->stream_unknown_flag = 0;
-    pl_rangeset_init(&r->have, r->have_store, PL_RANGES_MOST);
+    pl_run_have_clear(pl, r);
     if (!pl_peer_allows(&pl->peers[r->peer], r->source)) {
         refuse(pl, r, 3);
         r->refused_event_due = 1; /* the host was not asked: tell it, for its log */
@@ -167,7 +168,7 @@ static int on_records(pure_link *pl, pl_run *r, const pl_frame *f) {
     if (hi > window_hi) hi = window_hi;  /* beyond memory: not accepted, the sender resends */
     if (lo >= hi) return whole;
     if (pl_run_mem_write(pl, r, lo, rec->data + (lo - off), (size_t)(hi - lo)) != 0 ||
-        pl_rangeset_add(&r->have, lo, hi) != 0) {
+        pl_run_have_add(pl, r, lo, hi) != 0) {
         pl->stats.dropped_no_room++;
         return 0;
     }
@@ -255,6 +256,7 @@ void pl_receiver_deliver(pure_link *pl, pl_run *r) {
         r->deliver_off = stop;
         r->deliver_record++;
         pl_rangeset_remove_below(&r->have, r->deliver_off);
+        pl_run_have_fit(pl, r);
         pl_run_ticket_done(pl, r);
     }
 }

@@ -45,9 +45,9 @@ static const pure_link_crypto *target_crypto(void) {
 }
 
 /* The datagram the sender would have sent with these frames: its header, sealed. */
-static size_t seal(uint8_t out[PURE_LINK_DATAGRAM_MOST], const pl_sender *s, int mode, const uint8_t *frames,
+static size_t seal(uint8_t out[PURE_LINK_DATAGRAM_MOST], pl_sender *s, int mode, const uint8_t *frames,
                    size_t len) {
-    const pl_epoch_keys *k = PL_SENDER_KEYS(s);
+    pl_epoch_keys *k = PL_SENDER_KEYS(s);
     if (mode == PN_PREVIOUS && s->keys[s->key_cur ^ 1].valid) k = &s->keys[s->key_cur ^ 1];
     uint64_t pn = s->pn_next;
     if (mode == PN_REPLAY && pn > 0) pn--;
@@ -68,7 +68,7 @@ static size_t seal(uint8_t out[PURE_LINK_DATAGRAM_MOST], const pl_sender *s, int
     memcpy(out + head, frames, len);
     uint8_t nonce[12];
     pl_nonce(nonce, k->data_iv, pn);
-    fp_a.pl->crypto->aead_seal(k->data_ctx, nonce, out, head, out + head, len, out + head);
+    fp_a.pl->crypto->aead_seal(pl_keys_ctx(fp_a.pl, k)->data, nonce, out, head, out + head, len, out + head);
     return head + len + PURE_LINK_TAG_BYTES;
 }
 
@@ -92,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (fp_a.pl == NULL) setup();
     fp_restore();
     uint64_t now = fp_now_ns;
-    const pl_sender *s = &fp_a.pl->senders[0];
+    pl_sender *s = &fp_a.pl->senders[0];
     while (size >= 3) {
         const uint8_t op = data[0];
         size_t len = (size_t)data[1] << 8 | data[2];
