@@ -11,6 +11,7 @@
 #       defaults 1000000 datagrams, 50000 per second, in phases of 500 ms each followed by
 #       as long a quiet one; records: until the attack ends (RECORDS > 0 sends that many and
 #       waits for them instead)
+#   WARMUP_MS (default 2000): the transfer alone first, before the RSS it starts from.
 #   HOSTILE_JSON=FILE also writes every figure as one JSON object (tests/sh/test_hostile.sh).
 set -eu
 count=${1:-1000000}; rate=${2:-50000}; phase=${3:-500}; records=${4:-0}
@@ -23,7 +24,7 @@ printf 'peer %s *\npeer %s *\ninput logs 1 %s\n' "$SP" "$QP" "$work/store" > "$w
 start_recv "$work/r.conf"
 
 $G --to 127.0.0.1:$port --pid $rpid --store "$work/store" --live-pub "$SP" --silent-pub "$QP" \
-    --receiver-pub "$RP" --count "$count" --rate "$rate" --phase-ms "$phase" > "$work/gen.out" 2> "$work/gen.log" &
+    --receiver-pub "$RP" --count "$count" --rate "$rate" --phase-ms "$phase" --warmup-ms "${WARMUP_MS:-2000}" > "$work/gen.out" 2> "$work/gen.log" &
 gpid=$!; pids="$pids $gpid"
 i=0
 until grep -q capturing "$work/gen.out" 2>/dev/null; do
@@ -61,9 +62,12 @@ print("X25519 at the receiver: %d, of which the transfer's own %d (1 static + %d
       "attack (bound 1: the silent wired peer's static X25519, made once in a receiver's life; "
       "X25519 for an OFFER runs only once the packet authenticates, 4 per second per peer at most)"
       % (ep["x25519_ops"], 1 + ep["epochs"], ep["epochs"], caused))
+print("receiver: receive pool peak %.1f MiB of %.1f MiB (record bytes held; its pages count in RSS once touched)"
+      % (ep["receive_memory_bytes_peak"] / 2**20, ep["receive_memory_bytes"] / 2**20))
 print("receiver drops: " + ", ".join("%s %d" % (k[8:], v) for k, v in gen["dropped"].items() if v))
-print("sender: %d records stored, %d LOST honoured, %d epochs" % (tx["records_stored"],
-      tx["sender"]["lost_notices_received"], tx["sender"]["epochs"]))
+print("sender: %d records stored, %d packets sent, %d declared lost, %d LOST honoured, %d epochs"
+      % (tx["records_stored"], tx["sender"]["packets_sent"], tx["sender"]["packets_lost"],
+         tx["sender"]["lost_notices_received"], tx["sender"]["epochs"]))
 if sys.argv[4]:
     json.dump(gen, open(sys.argv[4], "w"))
 PY

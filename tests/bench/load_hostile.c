@@ -27,7 +27,7 @@
  * script).
  *
  *   load_hostile --to 127.0.0.1:PORT --pid RECV_PID --store DIR --live-pub HEX --silent-pub HEX
- *                --receiver-pub HEX [--count N] [--rate PER_S] [--phase-ms MS]
+ *                --receiver-pub HEX [--count N] [--rate PER_S] [--phase-ms MS] [--warmup-ms MS]
  * It prints "capturing" when the capture is open (start the sender then), the figures, and
  * last one line "hostile {json}". */
 #include "load.h"
@@ -375,15 +375,34 @@ static uint64_t store_bytes(const char *dir) {
 
 /* Store bytes and seconds of the phases with and without the attack. */
 typedef struct phases {
-    uint64_t bytes[2];
+    uint64_t bytes[2], rcvbuf_errors[2];
+    int64_t rss_kib_growth[2];
     double secs[2], cpu_rx[2];
 } phases;
+
+/* UDP datagrams the kernel dropped for a full receive buffer, machine-wide
+ * (/proc/net/snmp, Udp: RcvbufErrors): during the bench nearly all of them the receiver's. */
+static uint64_t rcvbuf_errors(void) {
+    FILE *f = fopen("/proc/net/snmp", "r");
+    char line[1024];
+    unsigned long long v = 0;
+    int header = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "Udp: ", 5) != 0) continue;
+        if (!header++) continue;  /* the first Udp: line names the fields */
+        sscanf(line, "Udp: %*u %*u %*u %*u %llu", &v);
+        break;
+    }
+    if (f) fclose(f);
+    return v;
+}
 
 /* One phase of `ms`: with `attacking`, as many datagrams as RATE owes every millisecond
  * (at most `left`); without, only what comes back is read.  Returns the datagrams sent. */
 static uint64_t phase(hostile *h, const char *store, long pid, int attacking, uint64_t ms, uint64_t rate,
                       uint64_t left, phases *ph) {
     uint64_t start = pl_now_ns(), end = start + ms * 1000000ull, done = 0, b0 = store_bytes(store);
+    uint64_t e0 = rcvbuf_errors(), rss0 = load_rss_kib(pid);
     double cpu0 = load_cpu_s(pid);
     for (uint64_t now = start; now < end; now = pl_now_ns()) {
         uint64_t owed = attacking ? (now - start) * rate / 1000000000ull + 1 : 0;
@@ -394,6 +413,8 @@ static uint64_t phase(hostile *h, const char *store, long pid, int attacking, ui
         load_sleep_ns(1000000);
     }
     ph->bytes[attacking] += store_bytes(store) - b0;
+    ph->rcvbuf_errors[attacking] += rcvbuf_errors() - e0;
+    ph->rss_kib_growth[attacking] += (int64_t)load_rss_kib(pid) - (int64_t)rss0;
     ph->secs[attacking] += (double)(pl_now_ns() - start) / 1e9;
     ph->cpu_rx[attacking] += load_cpu_s(pid) - cpu0;
     return done;
@@ -403,7 +424,9 @@ static uint64_t phase(hostile *h, const char *store, long pid, int attacking, ui
  * that whatever else changes the transfer's pace (the disk's write-back, other work on the
  * machine) weighs on both alike; then a last quiet phase for late answers. */
 static void attack(hostile *h, const char *store, long pid, uint64_t count, uint64_t rate, uint64_t phase_ms,
-                   phases *ph) {
+                   uint64_t warmup_ms, phases *ph) {
+    phases warm = {0};  /* the transfer's own growth first: its receive pool fills as it goes */
+    if (warmup_ms) phase(h, store, pid, 0, warmup_ms, rate, 0, &warm);
     for (uint64_t done = 0; done < count;) {
         done += phase(h, store, pid, 1, phase_ms, rate, count - done, ph);
         phase(h, store, pid, 0, phase_ms, rate, 0, ph);
@@ -413,15 +436,15 @@ static void attack(hostile *h, const char *store, long pid, uint64_t count, uint
 typedef struct options {
     const char *to, *store, *live_pub, *silent_pub, *receiver_pub;
     long pid;
-    uint64_t count, rate, phase_ms;
+    uint64_t count, rate, phase_ms, warmup_ms;
 } options;
 
 static int parse(int argc, char **argv, options *o) {
     static const struct option longs[] = {
         {"to", 1, 0, 't'},         {"pid", 1, 0, 'p'},    {"store", 1, 0, 's'},     {"live-pub", 1, 0, 'l'},
         {"silent-pub", 1, 0, 'q'}, {"receiver-pub", 1, 0, 'r'}, {"count", 1, 0, 'n'}, {"rate", 1, 0, 'R'},
-        {"phase-ms", 1, 0, 'w'},  {0, 0, 0, 0}};
-    *o = (options){.count = 1000000, .rate = 50000, .phase_ms = 500};
+        {"phase-ms", 1, 0, 'w'},   {"warmup-ms", 1, 0, 'W'},  {0, 0, 0, 0}};
+    *o = (options){.count = 1000000, .rate = 50000, .phase_ms = 500, .warmup_ms = 2000};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (c) {
@@ -434,12 +457,13 @@ static int parse(int argc, char **argv, options *o) {
         case 'n': o->count = strtoull(optarg, NULL, 10); break;
         case 'R': o->rate = strtoull(optarg, NULL, 10); break;
         case 'w': o->phase_ms = strtoull(optarg, NULL, 10); break;
+        case 'W': o->warmup_ms = strtoull(optarg, NULL, 10); break;
         default: return -1;
         }
     }
     if (!o->to || !o->store || !o->live_pub || !o->silent_pub || !o->receiver_pub || o->pid <= 0 || !o->rate) {
         fprintf(stderr, "usage: load_hostile --to 127.0.0.1:PORT --pid RECV_PID --store DIR --live-pub HEX "
-                        "--silent-pub HEX --receiver-pub HEX [--count N] [--rate PER_S] [--phase-ms MS]\n");
+                        "--silent-pub HEX --receiver-pub HEX [--count N] [--rate PER_S] [--phase-ms MS] [--warmup-ms MS]\n");
         return -1;
     }
     return 0;
@@ -488,7 +512,7 @@ int main(int argc, char **argv) {
     double self0 = load_cpu_s(getpid());
     phases ph = {0};
     uint64_t t0 = pl_now_ns();
-    attack(h, o.store, o.pid, o.count, o.rate, o.phase_ms, &ph);
+    attack(h, o.store, o.pid, o.count, o.rate, o.phase_ms, o.warmup_ms, &ph);
     double secs = (double)(pl_now_ns() - t0) / 1e9, self1 = load_cpu_s(getpid());
     uint64_t rss1 = load_rss_kib(o.pid);
     if (rss0 == 0 || rss1 == 0) {
@@ -510,18 +534,23 @@ int main(int argc, char **argv) {
     printf("bytes answered to unauthenticated input: %llu\n", (unsigned long long)answered);
     printf("LOST drawn by lost_bait (spec §7): %llu (%llu B), all forwarded to the sender\n",
            (unsigned long long)h->lost_received, (unsigned long long)(h->lost_received * LOST_BYTES));
-    printf("receiver RSS: %llu KiB before, %llu KiB after (%+lld KiB)\n", (unsigned long long)rss0,
-           (unsigned long long)rss1, (long long)rss1 - (long long)rss0);
+    printf("receiver RSS: %llu KiB before the warm-up, %llu KiB after the attack; it grew %+lld KiB over the "
+           "attack's phases, %+lld KiB over the quiet ones\n", (unsigned long long)rss0, (unsigned long long)rss1,
+           (long long)ph.rss_kib_growth[1], (long long)ph.rss_kib_growth[0]);
     printf("receiver CPU: %.2f s in the attack's phases, %.2f s in the quiet ones; generator: %.2f s\n",
            ph.cpu_rx[1], ph.cpu_rx[0], self1 - self0);
+    printf("datagrams dropped by the kernel for a full receive buffer (machine-wide): %llu in the attack's phases, "
+           "%llu in the quiet ones\n", (unsigned long long)ph.rcvbuf_errors[1], (unsigned long long)ph.rcvbuf_errors[0]);
     printf("goodput: %.0f Mbit/s in the quiet phases, %.0f during the attack: %.2f of without\n", quiet_bps / 1e6,
            during_bps / 1e6, quiet_bps > 0 ? during_bps / quiet_bps : 0);
     printf("hostile {\"datagrams\":%llu,\"attack_seconds\":%.3f,\"rate\":%llu,\"answered_bytes\":%llu,"
            "\"wall_seconds\":%.3f,\"lost_received\":%llu,\"bait_runs\":%u,\"rss_kib_before\":%llu,\"rss_kib_after\":%llu,"
+           "\"rss_kib_growth_attack\":%lld,\"rss_kib_growth_quiet\":%lld,"
            "\"goodput_quiet_bps\":%.0f,\"goodput_attack_bps\":%.0f,\"receiver_cpu_s\":%.3f,"
-           "\"generator_cpu_s\":%.3f}\n",
+           "\"generator_cpu_s\":%.3f,\"rcvbuf_errors_attack\":%llu,\"rcvbuf_errors_quiet\":%llu}\n",
            (unsigned long long)total, ph.secs[1], (unsigned long long)o.rate, (unsigned long long)answered, secs,
            (unsigned long long)h->lost_received, BAIT_RUNS, (unsigned long long)rss0, (unsigned long long)rss1,
-           quiet_bps, during_bps, ph.cpu_rx[1], self1 - self0);
+           (long long)ph.rss_kib_growth[1], (long long)ph.rss_kib_growth[0], quiet_bps, during_bps, ph.cpu_rx[1], self1 - self0, (unsigned long long)ph.rcvbuf_errors[1],
+           (unsigned long long)ph.rcvbuf_errors[0]);
     return 0;
 }
