@@ -319,28 +319,33 @@ def case_restart(tool, tmp, log, memo):
     return chk.finish()
 
 
+def _log(verbose):
+    return (lambda m: sys.stderr.write(m + "\n")) if verbose else None
+
+
 CASES = {
-    "bulk": case_bulk,
-    "epochs": case_epochs,
-    "move": case_move,
-    "refused": case_refused,
-    "restart_memo": lambda t, d, l: case_restart(t, d, l, True),
-    "restart_nomemo": lambda t, d, l: case_restart(t, d, l, False),
+    "bulk": lambda t, d, v: case_bulk(t, d, _log(v)),
+    "epochs": lambda t, d, v: case_epochs(t, d, _log(v)),
+    "move": lambda t, d, v: case_move(t, d, _log(v)),
+    "refused": lambda t, d, v: case_refused(t, d, _log(v)),
+    "restart_memo": lambda t, d, v: case_restart(t, d, _log(v), True),
+    "restart_nomemo": lambda t, d, v: case_restart(t, d, _log(v), False),
 }
 
 
-def main():
+def run_cases(cases, prefix):
+    """The command line of against_recv.py and against_send.py: one case, in a fresh
+    directory (kept with --keep)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--tool", default=os.path.join(os.environ.get("B", "build"), "pure-link"))
     ap.add_argument("--keep")
     ap.add_argument("-v", "--verbose", action="store_true")
-    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("case", choices=sorted(cases))
     a = ap.parse_args()
-    tmp = a.keep or tempfile.mkdtemp(prefix="pl-against-recv-")
+    tmp = a.keep or tempfile.mkdtemp(prefix=prefix)
     os.makedirs(tmp, exist_ok=True)
-    log = (lambda m: sys.stderr.write(m + "\n")) if a.verbose else None
     try:
-        ok = CASES[a.case](a.tool, tmp, log)
+        ok = cases[a.case](a.tool, tmp, a.verbose)
     finally:
         if not a.keep:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -348,4 +353,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cases(CASES, "pl-against-recv-"))

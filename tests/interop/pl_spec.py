@@ -109,12 +109,22 @@ def varint_peek(buf, pos):
 # --------------------------------------------------------------------------------------
 # Key id (crypto.md §4): FNV-1a-32 over the 32 B sender static public key
 # --------------------------------------------------------------------------------------
-def fnv1a32(data):
-    h = 0x811C9DC5
+FNV = {32: (0x811C9DC5, 0x01000193), 64: (0xCBF29CE484222325, 0x100000001B3)}
+
+
+def fnv1a(data, bits=32):
+    """FNV-1a: 32-bit for the key id (crypto.md §4), 64-bit for memo side slots
+    (memo.md "Which slot")."""
+    h, prime = FNV[bits]
+    mask = (1 << bits) - 1
     for b in data:
         h ^= b
-        h = (h * 0x01000193) & 0xFFFFFFFF
+        h = (h * prime) & mask
     return h
+
+
+def fnv1a32(data):
+    return fnv1a(data, 32)
 
 
 def key_id(sender_public):

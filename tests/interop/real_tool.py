@@ -41,6 +41,20 @@ def _kill_left_over():
             p.wait()
 
 
+def wait_listening(proc, errpath, what, timeout=5.0):
+    """The port from the "listening on HOST:PORT" line a receiver writes to stderr."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = open(errpath).read()
+        for line in text.splitlines():
+            if "listening on " in line:
+                return int(line.rsplit(":", 1)[1])
+        if proc.poll() is not None:
+            raise RuntimeError("%s exited %d: %s" % (what, proc.returncode, text))
+        time.sleep(0.02)
+    raise RuntimeError("%s did not say where it listens" % what)
+
+
 class Recv:
     """One `pure-link recv` on 127.0.0.1 with a config this test writes."""
 
@@ -72,17 +86,8 @@ class Recv:
              "--stats=" + self.statspath, "--keylog", os.path.join(self.tmp, "recv.keylog")],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.err)
         _RUNNING.append(self.proc)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            text = open(self.errpath).read()
-            for line in text.splitlines():
-                if "listening on " in line:
-                    self.port = int(line.rsplit(":", 1)[1])
-                    return self.port
-            if self.proc.poll() is not None:
-                raise RuntimeError("pure-link recv exited %d: %s" % (self.proc.returncode, text))
-            time.sleep(0.02)
-        raise RuntimeError("pure-link recv did not say where it listens")
+        self.port = wait_listening(self.proc, self.errpath, "pure-link recv", timeout)
+        return self.port
 
     def kill(self):
         """kill -9: no statistics."""

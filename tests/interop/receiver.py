@@ -28,6 +28,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pl_spec as pl  # noqa: E402
+import rx_store  # noqa: E402
 
 # Local choices (protocol.md §10 "Local choices"), each within what the spec allows.
 ACK_DELAY = 0.005                  # §5: max ack delay, local (must be <= 25 ms)
@@ -141,6 +142,25 @@ class Stream:
                 self.pieces[lo] = chunk
         return len(chunk)
 
+    def move_up(self, base_record, base_offset):
+        """protocol.md §4: a STREAM on a bound run whose base_record is beyond the next
+        record to hand over moves delivery up to it (never back): the sender holds nothing
+        before its base.  Bytes below the new base are dropped."""
+        if base_record <= self.next_record or base_offset < self.pos:
+            return False
+        cut = base_offset - self.pos
+        self.buf = self.buf[cut:] if cut < len(self.buf) else bytearray()
+        self.pos = base_offset
+        self.next_record = base_record
+        kept = {}
+        for start, piece in self.pieces.items():
+            if start + len(piece) > base_offset:
+                kept[max(start, base_offset)] = piece[max(0, base_offset - start):]
+        self.pieces = kept
+        self.highest = max(self.highest, base_offset)
+        self._merge()
+        return True
+
     def _merge(self):
         """Move out-of-order pieces that now touch the contiguous end into buf."""
         while self.pieces:
@@ -181,8 +201,13 @@ class Stream:
         return out
 
     def stored_count(self):
-        """STORED 'stored': records of the run stored = the next record number to store."""
-        return max(self.next_record, self.host_mark)
+        """STORED 'stored': records of the run stored = the next record number to store.
+        While the parse is below the host's stored mark (a rebind from a base the host has
+        passed) this says the parse position, not the host's mark: a sender that heard the
+        mark would let go of records whose bytes the parse still needs to find the next
+        record's start, and would not send them again (nor a STREAM moving the base up),
+        so the run would stall.  The records below the mark are skipped, not handed over."""
+        return self.next_record
 
     def credit(self):
         """protocol.md §4.2 'Credit': room / average, clamped to 1..65,536; 1,024 before
@@ -230,13 +255,26 @@ class Run:
         self.bytes_in = 0
         self.bytes_out = 0
         self.amplification_blocked = False
+        self.amp = None              # this address's accounting record (results)
         # Stream (§4)
         self.stream = None
+        self.unbound_dropped = False # §4: record bytes dropped while unbound
+        self.refused = 0             # §4.1: the reason the host refused the stream
+        self.refuse_pending = False  # a turn to answer with REFUSED
+        self.turns = []              # times of packets carrying a refused stream's bytes
+        self.refusal = None          # its record in the results
+        # Memo (§9): a restored run is not proven live; numbers above `recorded` are new
+        self.restored = False
+        self.recorded = None
 
 
 class Receiver:
-    def __init__(self, sock, secret, peer_public, goal, verbose=False, keylog=None):
+    def __init__(self, sock, secret, peer_public, goal, verbose=False, keylog=None,
+                 inputs=None, store=None, memo=None):
         self.sock = sock
+        self.inputs = inputs         # {input name: shape}; None accepts every input
+        self.store = store           # rx_store.RecordStore, or None (in memory)
+        self.memo = memo             # rx_store.Memo, or None
         self.secret = secret
         self.public = pl.x25519_public(secret)
         self.peer = peer_public
@@ -260,6 +298,12 @@ class Receiver:
         self.last_stored_total = 0                     # records stored when it was sent
         self.counters = {}
         self.notes = []
+        self.amp_log = []                              # one per (run, address) taken
+        self.refusals = []                             # per refused run: reason, turn times
+        self.memo_restored = 0
+        if memo is not None:
+            for e in memo.restored():
+                self.restore(e, time.monotonic())
 
     # ------------------------------------------------------------------ helpers
     def count(self, name, n=1):
@@ -311,7 +355,24 @@ class Receiver:
         return False
 
     def stored_total(self):
-        return len(self.records)
+        return self.store.count if self.store is not None else len(self.records)
+
+    def restore(self, e, now):
+        """memo.md "Loading": a run slot in epoch n with E(n), unbound, not proven live,
+        decoding against the recorded packet number, with a new reply run."""
+        r = Run(e["run"], now)
+        n = e["epoch"]
+        r.secrets[n] = e["secret"]
+        if n == 1:
+            r.secrets[0] = self.e0       # §9: a repeated epoch-0 OFFER gets its ACCEPT again
+        r.current = n
+        r.accepted = (n, e["offer"], e["accept"])
+        r.largest = e["pn"]
+        r.restored = True
+        r.recorded = e["pn"]
+        self.runs[r.run] = r
+        self.memo_restored += 1
+        self.count("memo_runs_restored")
 
     # ------------------------------------------------------------------ run slots
     def take_slot(self, run_id, now):
@@ -371,11 +432,14 @@ class Receiver:
         else:
             epoch = pl.recover_epoch(h.E, run.current)       # wire.md §4
             key = self.data_key(run, epoch)
+            pn = pl.recover_pn(run.largest, h.pn_trunc, h.pn_len)   # wire.md §5
             if key is None:
                 self.count("no_key_for_epoch")
                 self.failed += 1
+                if run.restored and not run.live and epoch >= 1 and \
+                        epoch == run.current - 1 and pn > run.recorded:
+                    self.maybe_lost(h, data, addr, now)       # §9: the way back for m >= 2
                 return
-            pn = pl.recover_pn(run.largest, h.pn_trunc, h.pn_len)   # wire.md §5
         # crypto.md §8: open with the header as associated data, before any use
         plaintext = key.open(h.raw, body, pn)
         if plaintext is None:
@@ -438,12 +502,17 @@ class Receiver:
             run.token = os.urandom(pl.TOKEN_BYTES)
             run.bytes_in = 0
             run.bytes_out = 0
+            run.amp = {"run": "%016x" % run.run, "addr": "%s:%d" % addr, "taken": now,
+                       "validated": None, "bytes_in": 0, "bytes_out": 0, "replies": 0}
+            self.amp_log.append(run.amp)
         if addr == run.addr:
             run.bytes_in += size          # amplification: bytes received from the address
             run.amplification_blocked = False
 
         # Epochs (§3): reply in the highest epoch received; keep the previous epoch's keys
         # 10 s after the first packet of the new one.
+        if run.restored and not run.live and epoch < run.current and pn > run.recorded:
+            run.current = epoch          # §9: restored in epoch 1, the sender still in 0
         if epoch > run.current:
             self.log("run %016x enters epoch %d" % (run.run, epoch))
             for e in list(run.secrets):
@@ -458,6 +527,11 @@ class Receiver:
         for t, f in frames:
             if t == pl.STREAM:
                 self.on_stream(run, f)
+        if run.refused and any(t in (pl.STREAM, pl.RECORDS, pl.RECORD) for t, _ in frames):
+            run.refuse_pending = True                 # §4.1: a turn
+            run.turns.append(now)
+        elif run.refused:
+            run.refusal["others"] += 1                # packets of a refused run, not turns
         for t, f in frames:
             if t in (pl.RECORDS, pl.RECORD):
                 self.on_record_bytes(run, f)
@@ -467,6 +541,7 @@ class Receiver:
                 if (not run.validated and addr == run.addr and run.token is not None
                         and f["token"] == run.token):
                     run.validated = True
+                    run.amp["validated"] = now
                     self.log("run %016x address %s validated" % (run.run, addr))
             # PING and PADDING: nothing beyond the ACK.
         self.deliver(run)
@@ -488,20 +563,45 @@ class Receiver:
             if (f["source"], f["input"], f["shape"]) != (s.source, s.input, s.shape):
                 self.count("stream_changed_on_bound_run")
                 self.note("a STREAM with other names/shape arrived on a bound run; ignored")
+            elif s.move_up(f["base_record"], f["base_offset"]):
+                self.count("stream_moved_up")
             else:
                 self.count("stream_repeated")
             return
+        reason = self.host_answer(f["input"], f["shape"])
+        if reason:
+            if not run.refused:
+                run.refusal = {"run": "%016x" % run.run, "reason": reason, "turns": run.turns,
+                               "others": 0}
+                self.refusals.append(run.refusal)
+                sys.stderr.write("receiver: stream of run %016x refused, reason %d\n" % (
+                    run.run, reason))
+            run.refused = reason
+            return
+        run.refused = 0
         run.stream = Stream(f["base_record"], f["base_offset"], f["source"], f["input"],
-                            f["shape"], host_mark=0)
+                            f["shape"], host_mark=self.store.mark(run.run) if self.store
+                            else 0)
         self.log("run %016x bound: source=%r input=%r shape=%016x base=%d@%d" % (
             run.run, f["source"], f["input"], f["shape"], f["base_record"], f["base_offset"]))
+
+    def host_answer(self, input_name, shape):
+        """§4.1: 0 accepts, 1 no input of that name, 2 the input's shape differs."""
+        if self.inputs is None:
+            return 0
+        want = self.inputs.get(input_name)
+        if want is None:
+            return 1
+        return 0 if want == shape else 2
 
     def on_record_bytes(self, run, f):
         """RECORDS / RECORD (wire.md §6.3-6.4, §7): recover the full offset nearest the
         delivered offset D, keep the bytes within the run's memory."""
         s = run.stream
         if s is None:
-            self.count("record_bytes_unbound")        # §4: dropped; ACK flag stream unknown
+            if not run.refused:
+                run.unbound_dropped = True            # §4: ACK flag stream unknown from now
+            self.count("record_bytes_unbound")
             return
         if s.broken:
             return
@@ -548,6 +648,12 @@ class Receiver:
             # A new offer (new key) for an epoch we accepted but in which no packet has
             # arrived yet: the new answer replaces the old one (see README).
             self.count("offer_replaced")
+        if self.memo is not None:
+            # §9: ACCEPT only after the memo holds the new epoch durably
+            self.memo.record(self.peer, run.run, n1, secret, offer_pub, accept_pub,
+                             run.largest or 0,
+                             lambda r: r not in self.runs or
+                             now - self.runs[r].last_heard >= IDLE_TIME)
         run.secrets[n1] = secret
         run.data_keys.pop(n1, None)
         run.reply_keys.pop(n1, None)
@@ -565,8 +671,14 @@ class Receiver:
         s = run.stream
         if s is None or not run.live:
             return
-        for number, rec in s.take_records():
-            self.records.append((run.run, number, rec))
+        got = s.take_records()
+        for number, rec in got:
+            if self.store is not None:
+                self.store.append(run.run, number, rec)
+            else:
+                self.records.append((run.run, number, rec))
+        if got and self.store is not None:
+            self.store.commit()          # §4.2: STORED only once the host's write is durable
         if s.broken:
             self.note("run %016x: record prefix above 16 MiB; stream reading stopped" % run.run)
 
@@ -593,7 +705,8 @@ class Receiver:
         """wire.md §6.10: ranges newest first, at most 33."""
         ranges = run.received.newest(pl.ACK_RANGES_MOST + 1)
         delay_us = max(0, int((now - run.largest_time) * 1e6))
-        return pl.enc_ack(ranges, delay_us, run.stream is None)
+        return pl.enc_ack(ranges, delay_us, run.stream is None and run.unbound_dropped and
+                          not run.refused)
 
     def send_reply(self, run, now):
         """Build, seal and send one reply of the run: ACK, STORED, ACCEPT, CHALLENGE.
@@ -612,6 +725,8 @@ class Receiver:
             n1, offer_pub, accept_pub = run.accepted
             frames.append(pl.enc_accept(n1, offer_pub[:pl.ECHO_BYTES], accept_pub))
             accept_sent = True
+        if run.refuse_pending:
+            frames.append(pl.enc_refused(run.refused))
         if not run.validated:
             frames.append(pl.enc_challenge(run.token))
         key = self.reply_key(run, run.current)
@@ -637,6 +752,12 @@ class Receiver:
             return
         run.reply_pn += 1
         run.bytes_out += len(pkt)
+        if run.refuse_pending:
+            run.refuse_pending = False
+            self.count("listener_refused")
+        if not run.validated and run.amp is not None:
+            run.amp["bytes_in"], run.amp["bytes_out"] = run.bytes_in, run.bytes_out
+            run.amp["replies"] += 1
         run.unacked_eliciting = 0
         if accept_sent:
             run.accept_queued = False
@@ -708,6 +829,16 @@ class Receiver:
             "counters": dict(sorted(self.counters.items())),
             "runs": ["%016x" % r for r in self.runs],
             "reply_runs": ["%016x" % r.reply_run for r in self.runs.values()],
+            "streams": {"%016x" % r.run: None if r.stream is None else {
+                "next_record": r.stream.next_record, "pos": r.stream.pos,
+                "contiguous": len(r.stream.buf), "pieces": len(r.stream.pieces),
+                "highest": r.stream.highest, "host_mark": r.stream.host_mark,
+                "broken": r.stream.broken, "live": r.live, "epoch": r.current}
+                for r in self.runs.values()},
+            "amplification": self.amp_log,
+            "refusals": self.refusals,
+            "memo_runs_restored": self.memo_restored,
+            "store_cut_bytes": self.store.cut if self.store is not None else 0,
         }
 
 
@@ -721,6 +852,12 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--keylog", help="append PURE_LINK_EPOCH lines (keylog.md) here")
+    ap.add_argument("--input", action="append", metavar="NAME:SHAPE",
+                    help="an input the host has (repeatable); without any, every input "
+                         "and shape is accepted")
+    ap.add_argument("--store", metavar="DIR", help="keep records durably in DIR "
+                    "(records.bin); the host's stored marks survive a restart")
+    ap.add_argument("--memo", metavar="FILE", help="keep the memo (spec/memo.md) in FILE")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
 
@@ -737,10 +874,19 @@ def main():
     sock.bind((a.host, a.port))
     sock.setblocking(False)
     try:
-        rx = Receiver(sock, secret, peer, a.records, a.verbose, a.keylog)
+        inputs = None
+        if a.input:
+            inputs = {}
+            for spec in a.input:
+                name, shape = spec.rsplit(":", 1)
+                inputs[name.encode()] = int(shape, 0)
+        store = rx_store.RecordStore(a.store) if a.store else None
+        memo = rx_store.Memo(a.memo, [peer]) if a.memo else None
+        rx = Receiver(sock, secret, peer, a.records, a.verbose, a.keylog, inputs, store, memo)
     except pl.ZeroOutput:
         sys.exit("static shared secret is all zero: peer refused (crypto.md §3)")
-    rx.log("listening on %s:%d, public %s" % (a.host, a.port, rx.public.hex()))
+    sys.stderr.write("receiver: listening on %s:%d\n" % sock.getsockname())
+    sys.stderr.flush()
 
     start = time.monotonic()
     deadline = start + a.timeout

@@ -541,8 +541,8 @@ def unit_checks():
         h, fr = open_reply(d, e0, 0)
         types = [t for t, _ in fr]
         expect("reply <= 3x the bytes received", len(d) <= 3 * 32)
-        expect("reply has ACK with stream unknown and CHALLENGE",
-               types == [pl.ACK, pl.CHALLENGE] and fr[0][1]["stream_unknown"])
+        expect("reply has ACK without stream unknown (no record bytes yet, protocol.md §4) "
+               "and CHALLENGE", types == [pl.ACK, pl.CHALLENGE] and not fr[0][1]["stream_unknown"])
         expect("reply pn written in 4 B", h.pn_len == 4)
     r = rx.runs[run]
     # amplification: pretend much was sent already

@@ -226,7 +226,9 @@ class Sender:
             offer = self.offer[0]
             kinds.append("OFFER")
         response = None
-        if self.response is not None:
+        # §6: the newest CHALLENGE's token, one packet carrying it in flight at a time
+        if self.response is not None and not any(
+                f.response == self.response for f in self.flights.values()):
             head.append(pl.enc_response(self.response))
             response = self.response
             kinds.append("RESPONSE")
@@ -271,10 +273,9 @@ class Sender:
             kinds.append("RECORDS" if last else "RECORD")
         if not pieces and not probe and not trial and self.epoch >= 1:
             # OFFER or RESPONSE alone: only when no packet in flight carries it
-            carried = any((f.offer is not None and f.offer == offer) or
-                          (f.response is not None and f.response == response)
+            carried = any(f.offer is not None and f.offer == offer
                           for f in self.flights.values())
-            if not head or carried:
+            if not head or (carried and response is None):
                 return None
         if not frames and not probe:
             return None
@@ -338,9 +339,8 @@ class Sender:
                         del self.reply_keys[k]
         if self.refused:
             t = self.flights.get(self.trial_pn)
-            # guess: a trial is lost when no reply acknowledged it within the host's 1 s
-            # answer time plus a PTO
-            if t is not None and now - t.time > 1.0 + self.pto():
+            # §4.1: during a refusal the PTO sends no probe but declares the trial lost
+            if t is not None and now - t.time >= self.pto():
                 del self.flights[t.pn]
                 self.event("trial_lost", t.pn)
                 self.trial_at = now
