@@ -111,7 +111,7 @@ static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, 
         if (!p->offer) return 0;
         return 1;
     }
-    /* Epoch 0 carries one packet per OFFER: everything after it waits for ACCEPT and goes
+    /* Epoch 0 carries one packet at a time, each with the OFFER: the rest waits for ACCEPT and goes
      * under the epoch-1 key, which has forward secrecy (spec/protocol.md "Epoch 0"). */
     if (s->epoch == 0 && s->offers_in_flight > 0 && !probe) return 0;
     p->stream = !s->stream_known;
@@ -172,7 +172,7 @@ static void encode_records(const pure_link *pl, const pl_sender *s, const plan *
  * and a detection delay.  The copy is dropped if the packet is acknowledged first. */
 static void copy_later(const pure_link *pl, pl_sender *s, const pl_sent *e, uint64_t now_ns) {
     if (pl->config.copies != 1 || e->len == 0 || e->is_copy || e->trial || !e->app_limited || s->refused) return;
-    if (s->epoch == 0) return;  /* epoch 0 carries one packet per offer (spec/protocol.md §3) */
+    if (s->epoch == 0) return;  /* epoch 0 carries one packet at a time (spec/protocol.md §3) */
     if (s->copies_count == PL_COPIES_MOST) return;
     uint64_t gap = s->rtt.rtt_ns_smoothed / 4;
     gap = gap < PL_COPY_GAP_NS_LEAST ? PL_COPY_GAP_NS_LEAST : gap > PL_COPY_GAP_NS_MOST ? PL_COPY_GAP_NS_MOST : gap;

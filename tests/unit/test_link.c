@@ -56,6 +56,44 @@ static void small_transfer_in_epoch_1(void) {
     ll_free(&n);
 }
 
+/* The receiver's memo write is slow: the ACK of the first packet comes long before the
+ * ACCEPT.  Epoch 0 goes on one packet at a time, each with the same OFFER (about one per
+ * round trip), and the ACCEPT, once the write is durable, moves the run to epoch 1. */
+static void slow_memo_write_epoch_0_one_packet_at_a_time(void) {
+    ll_net n;
+    ll_init(&n, 12, 10 * MS);
+    pure_link_config rc = {.memo_enabled = 1};
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, &rc);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
+    int s = ll_link(&n, a, b, "out", "in", 7);
+    send_records(&n, a, s, 200, 100);
+    epoch_count c = {0, 0};
+    n.tap = count_epochs, n.tap_arg = &c;
+    n.node[b].memo_hold = 1;
+    ll_run(&n, 200 * MS, NULL, NULL);  /* ten round trips with the write pending */
+    CHECK(n.node[b].memo_logged >= 1);
+    CHECK(c.epoch0 >= 3);              /* the OFFER went again */
+    CHECK(c.epoch0 <= 12);             /* one at a time: about once per round trip */
+    CHECK_EQ_U(c.later, 0);
+    CHECK_EQ_U(n.node[b].records_delivered, 0);  /* epoch-0 data waits for proof of life */
+    uint64_t epoch0_before = c.epoch0;
+    n.node[b].memo_hold = 0;
+    for (int i = 0; i < n.node[b].memo_logged; i++) {
+        const struct ll_write *w = &n.node[b].memo_log[i];
+        memcpy(n.node[b].memo + w->offset, w->data, w->len);
+        pure_link_memo_written(n.node[b].pl, w->token, n.now_ns);
+    }
+    ll_service(&n, b);
+    int64_t want = 200;
+    ll_run(&n, n.now_ns + 10 * S, all_stored, &want);
+    CHECK_EQ_U(n.node[a].stored_seen[0], 200);
+    CHECK_EQ_U(n.node[b].records_delivered, 200);
+    CHECK_EQ_U(n.node[b].duplicates, 0);
+    CHECK(c.epoch0 <= epoch0_before + 1);  /* the ACCEPT went at once after the write */
+    CHECK(c.later >= 1);
+    ll_free(&n);
+}
+
 static void lossy_jittery_transfer_exactly_once(void) {
     ll_net n;
     ll_init(&n, 2, 20 * MS);
@@ -320,4 +358,5 @@ TEST_MAIN(TEST_CASE(small_transfer_in_epoch_1), TEST_CASE(lossy_jittery_transfer
           TEST_CASE(refused_until_input_appears), TEST_CASE(missing_input_two_packets_in_2_5s),
           TEST_CASE(three_outputs_three_run_keys), TEST_CASE(slow_host_pauses_delivery_at_the_unstored_bound),
           TEST_CASE(full_event_queue_loses_nothing), TEST_CASE(sixty_four_run_slots_per_peer),
-          TEST_CASE(lost_trial_goes_again_at_pto))
+          TEST_CASE(lost_trial_goes_again_at_pto),
+          TEST_CASE(slow_memo_write_epoch_0_one_packet_at_a_time))
