@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim_host.h"
 #include "sim_report.h"
 #include "sim_run.h"
 

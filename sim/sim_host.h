@@ -8,6 +8,70 @@
 
 extern const sim_node_host sim_host;
 
+/* One record waiting in a receiving host's store queue. */
+typedef struct sim_store_item {
+    uint64_t ready_ns;
+    int64_t record;
+    uint32_t len;
+} sim_store_item;
+
+
+/* The receiving host's view of one (peer, run): durable part first. */
+typedef struct sim_host_run {
+    uint32_t peer_node;
+    uint64_t run;
+    uint32_t link;           /* the link it carries, or SIM_NO_LINK */
+    int64_t stored_mark;     /* durable: records [0, stored_mark) are stored */
+    uint64_t stored_bytes;   /* durable: bytes of stored records */
+    /* Per incarnation of the receiver. */
+    int stream;              /* the endpoint's handle, -1 when not bound */
+    int64_t next_expected;   /* one past the highest record delivered */
+    uint8_t *state;          /* per record number: 0 not delivered, 1 delivered, 2 stored */
+    size_t state_capacity;
+    sim_store_item *fifo;    /* records waiting for store_latency */
+    size_t fifo_head, fifo_count, fifo_capacity;
+    int store_timer;         /* a SIM_EV_STORE is scheduled */
+    uint64_t delivered, duplicates, out_of_order;
+} sim_host_run;
+
+
+typedef struct sim_link {
+    uint32_t index;
+    const sim_link_spec *spec;
+    uint32_t from, to;
+    int sender;              /* handle in the sending endpoint, -1 if not open */
+    uint32_t sender_incarnation;
+    uint64_t run;            /* the current run, once an event named it */
+    int started;             /* start time reached */
+    /* The application's records, numbered from 0. */
+    uint64_t written;        /* produced */
+    uint64_t queued_next;    /* next to hand to the core */
+    uint64_t run_base;       /* application number of the current run's record 0 */
+    uint64_t stored;         /* confirmed stored (STORED) */
+    uint64_t *write_ns;      /* write time per record (grown as needed) */
+    size_t write_capacity;
+    uint8_t *handed;         /* receiver side: 1 once a record was handed over (first time) */
+    size_t handed_capacity;
+    int writing_over;        /* count reached or until passed */
+    uint64_t count_limit;    /* bulk: count plus the `more` batches that came */
+    uint32_t more_fired;     /* `more` lines reached */
+    int fill_wanted;         /* try pure_link_send at the next service */
+    int close_called, closed, done;
+    uint64_t done_ns;
+    uint8_t *record;         /* scratch bytes of one record */
+    /* Counters. */
+    uint64_t records_sent, send_full, send_too_big, send_errors;
+    uint64_t refused_events, released_events, stored_events, epoch_events;
+    uint64_t host_delivered, host_stored, host_stored_bytes, duplicates, out_of_order;
+    uint64_t *latency_ns;    /* paced: write -> first hand-over */
+    size_t latency_count, latency_capacity;
+    pure_link_stats past;    /* counters of senders of earlier incarnations */
+    pure_link_stats last;    /* the latest sample of the open sender */
+    uint32_t last_reason;
+    uint64_t share_mark_bytes; /* host_stored_bytes when the share window began */
+} sim_link;
+
+
 /* ---- sim_sender.c ---- */
 int sim_link_setup(sim_world *w, sim_link *l, char *err, size_t err_len);
 void sim_link_free(sim_link *l);

@@ -4,6 +4,23 @@
 
 #include "sim_node.h"
 
+/* Amplification oracle: bytes between one node and one remote address, counted from the
+ * first datagram the node received from it (sim_oracle.c). */
+typedef struct sim_amp_pair {
+    pure_link_addr addr;
+    uint64_t received_bytes, sent_bytes; /* since the first datagram from addr */
+    uint64_t max_x1000;                  /* largest sent * 1000 / received at a send */
+    int sent_any;                        /* the node has sent to addr since then */
+    int answered;                        /* addr sent something after the node's first datagram */
+} sim_amp_pair;
+
+/* Epoch oracle: the last epoch a receiver reported for one (peer, run), this incarnation. */
+typedef struct sim_epoch_seen {
+    int peer;
+    uint64_t run, build;     /* build: the event's token, the reply run of that build */
+    uint32_t epoch;
+} sim_epoch_seen;
+
 /* The oracles as a node's watch. */
 extern const sim_node_watch sim_oracle_watch;
 

@@ -25,6 +25,12 @@ static const sim_world_hooks hooks = {.on_route = sim_attack_on_route, .on_arriv
 
 static int set_up(sim_world *w, char *err, size_t err_len) {
     const sim_scenario *sc = w->sc;
+    w->links = calloc(w->link_count ? w->link_count : 1, sizeof *w->links);
+    w->tcps = calloc(w->tcp_count ? w->tcp_count : 1, sizeof *w->tcps);
+    if (w->links == NULL || w->tcps == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
     /* Before the nodes: their configurations name the oracle's crypto table. */
     sim_keys_init(&w->keys, sc->null_crypto ? pure_link_crypto_null() : pure_link_crypto_default());
     sim_keys_activate(&w->keys);
@@ -69,6 +75,10 @@ void sim_run_free(sim_world *w) {
     sim_attack_free(w);
     sim_keys_free(&w->keys);
     for (uint32_t i = 0; w->links && i < w->link_count; i++) sim_link_free(&w->links[i]);
+    free(w->links);
+    free(w->tcps);
+    w->links = NULL;
+    w->tcps = NULL;
     sim_world_close(w);
 }
 

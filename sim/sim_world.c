@@ -269,14 +269,11 @@ int sim_world_open(sim_world *w, const sim_scenario *sc, const sim_options *opt,
     w->link_count = sc->link_count;
     w->tcp_count = sc->tcp_count;
     w->nodes = calloc(w->node_count, sizeof *w->nodes);
-    w->links = calloc(w->link_count ? w->link_count : 1, sizeof *w->links);
-    w->tcps = calloc(w->tcp_count ? w->tcp_count : 1, sizeof *w->tcps);
     const size_t directions = (size_t)w->node_count * w->node_count;
     w->paths = calloc(directions, sizeof *w->paths);
     w->path_params = calloc(directions, sizeof *w->path_params);
     w->path_ready = calloc(directions, 1);
-    if (w->nodes == NULL || w->links == NULL || w->tcps == NULL || w->paths == NULL || w->path_params == NULL ||
-        w->path_ready == NULL) {
+    if (w->nodes == NULL || w->paths == NULL || w->path_params == NULL || w->path_ready == NULL) {
         snprintf(err, err_len, "out of memory");
         return -1;
     }
@@ -295,15 +292,11 @@ void sim_world_close(sim_world *w) {
     w->free_packets = NULL;
     for (uint32_t i = 0; w->paths && i < w->node_count * w->node_count; i++) sim_path_free(&w->paths[i]);
     free(w->nodes);
-    free(w->links);
-    free(w->tcps);
     free(w->paths);
     free(w->path_ready);
     free(w->path_params);
     sim_engine_free(&w->engine);
     w->nodes = NULL;
-    w->links = NULL;
-    w->tcps = NULL;
     w->paths = NULL;
     w->path_ready = NULL;
     w->path_params = NULL;

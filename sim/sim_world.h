@@ -26,7 +26,6 @@
 #include "sim_pcap.h"
 #include "sim_rng.h"
 #include "sim_scenario.h"
-#include "sim_tcp.h"
 #include "sim_trace.h"
 
 _Static_assert(SIM_KEYS_NODES_MOST >= SIM_NODES_MOST, "the nonce oracle attributes seals to every node");
@@ -80,48 +79,6 @@ typedef struct sim_packet {
     uint8_t bytes[PURE_LINK_DATAGRAM_MOST];
 } sim_packet;
 
-/* One record waiting in a receiving host's store queue. */
-typedef struct sim_store_item {
-    uint64_t ready_ns;
-    int64_t record;
-    uint32_t len;
-} sim_store_item;
-
-/* The receiving host's view of one (peer, run): durable part first. */
-typedef struct sim_host_run {
-    uint32_t peer_node;
-    uint64_t run;
-    uint32_t link;           /* the link it carries, or SIM_NO_LINK */
-    int64_t stored_mark;     /* durable: records [0, stored_mark) are stored */
-    uint64_t stored_bytes;   /* durable: bytes of stored records */
-    /* Per incarnation of the receiver. */
-    int stream;              /* the endpoint's handle, -1 when not bound */
-    int64_t next_expected;   /* one past the highest record delivered */
-    uint8_t *state;          /* per record number: 0 not delivered, 1 delivered, 2 stored */
-    size_t state_capacity;
-    sim_store_item *fifo;    /* records waiting for store_latency */
-    size_t fifo_head, fifo_count, fifo_capacity;
-    int store_timer;         /* a SIM_EV_STORE is scheduled */
-    uint64_t delivered, duplicates, out_of_order;
-} sim_host_run;
-
-/* Amplification oracle: bytes between one node and one remote address, counted from the
- * first datagram the node received from it (sim_oracle.c). */
-typedef struct sim_amp_pair {
-    pure_link_addr addr;
-    uint64_t received_bytes, sent_bytes; /* since the first datagram from addr */
-    uint64_t max_x1000;                  /* largest sent * 1000 / received at a send */
-    int sent_any;                        /* the node has sent to addr since then */
-    int answered;                        /* addr sent something after the node's first datagram */
-} sim_amp_pair;
-
-/* Epoch oracle: the last epoch a receiver reported for one (peer, run), this incarnation. */
-typedef struct sim_epoch_seen {
-    int peer;
-    uint64_t run, build;     /* build: the event's token, the reply run of that build */
-    uint32_t epoch;
-} sim_epoch_seen;
-
 typedef struct sim_node {
     uint32_t index;
     const sim_node_spec *spec;
@@ -146,7 +103,7 @@ typedef struct sim_node {
     sim_disk disk;
     uint32_t *peer_nodes;    /* peer index -> node index */
     uint32_t peer_count, peer_capacity;
-    sim_host_run *runs;
+    struct sim_host_run *runs; /* the receiving host's (sim_host.h) */
     size_t run_count, run_capacity;
     int32_t *stream_runs;    /* stream handle -> host run, -1 */
     size_t stream_capacity;
@@ -159,51 +116,15 @@ typedef struct sim_node {
     uint64_t crashes, restarts, api_errors, memo_loads, memo_rejected, streams_refused;
     uint64_t records_delivered, duplicates_delivered, out_of_order;
     uint64_t address_changes;
-    /* Oracles (sim_oracle.c).  Pairs and epochs are of the running incarnation; the maxima
+    /* Oracles (sim_oracle.h).  Pairs and epochs are of the running incarnation; the maxima
      * of earlier incarnations are folded into the *_past fields at a crash. */
-    sim_amp_pair *amp;
+    struct sim_amp_pair *amp;
     size_t amp_count, amp_capacity;
     uint64_t amp_max_x1000_past, amp_unanswered_max_x1000_past;
-    sim_epoch_seen *epochs_seen;
+    struct sim_epoch_seen *epochs_seen;
     size_t epochs_seen_count, epochs_seen_capacity;
     uint64_t epoch_rollbacks;
 } sim_node;
-
-typedef struct sim_link {
-    uint32_t index;
-    const sim_link_spec *spec;
-    uint32_t from, to;
-    int sender;              /* handle in the sending endpoint, -1 if not open */
-    uint32_t sender_incarnation;
-    uint64_t run;            /* the current run, once an event named it */
-    int started;             /* start time reached */
-    /* The application's records, numbered from 0. */
-    uint64_t written;        /* produced */
-    uint64_t queued_next;    /* next to hand to the core */
-    uint64_t run_base;       /* application number of the current run's record 0 */
-    uint64_t stored;         /* confirmed stored (STORED) */
-    uint64_t *write_ns;      /* write time per record (grown as needed) */
-    size_t write_capacity;
-    uint8_t *handed;         /* receiver side: 1 once a record was handed over (first time) */
-    size_t handed_capacity;
-    int writing_over;        /* count reached or until passed */
-    uint64_t count_limit;    /* bulk: count plus the `more` batches that came */
-    uint32_t more_fired;     /* `more` lines reached */
-    int fill_wanted;         /* try pure_link_send at the next service */
-    int close_called, closed, done;
-    uint64_t done_ns;
-    uint8_t *record;         /* scratch bytes of one record */
-    /* Counters. */
-    uint64_t records_sent, send_full, send_too_big, send_errors;
-    uint64_t refused_events, released_events, stored_events, epoch_events;
-    uint64_t host_delivered, host_stored, host_stored_bytes, duplicates, out_of_order;
-    uint64_t *latency_ns;    /* paced: write -> first hand-over */
-    size_t latency_count, latency_capacity;
-    pure_link_stats past;    /* counters of senders of earlier incarnations */
-    pure_link_stats last;    /* the latest sample of the open sender */
-    uint32_t last_reason;
-    uint64_t share_mark_bytes; /* host_stored_bytes when the share window began */
-} sim_link;
 
 typedef struct sim_options {
     uint64_t seed;
@@ -215,20 +136,6 @@ typedef struct sim_options {
     int realtime;            /* --realtime: progress lines keep pace with the wall clock
                                 (presentation only: the run and its trace are unchanged) */
 } sim_options;
-
-/* The attacker's copy of what one `replay:` line will send (sim_attack.c). */
-typedef struct sim_capture {
-    uint8_t *bytes;          /* the datagrams, back to back */
-    size_t used, capacity;
-    struct sim_captured {
-        size_t offset;
-        uint32_t len;
-        pure_link_addr src, dst;
-    } *items;
-    size_t count, item_capacity;
-    int fired;
-    uint64_t replayed;
-} sim_capture;
 
 /* What the world calls above itself for datagrams, without knowing who: the run sets them. */
 typedef struct sim_world_hooks {
@@ -249,7 +156,7 @@ typedef struct sim_world {
     int pcap_on;
     sim_node *nodes;
     uint32_t node_count;
-    sim_link *links;
+    struct sim_link *links;  /* the links' applications (sim_host.h) */
     uint32_t link_count;
     sim_path *paths;         /* [from * node_count + to], set up on first use (sim_world_path) */
     uint8_t *path_ready;
@@ -257,9 +164,9 @@ typedef struct sim_world {
     sim_packet *free_packets;
     uint64_t packets_allocated;
     uint64_t next_packet_id;
-    sim_tcp *tcps;           /* TCP flows beside the links (sim_tcp.c) */
+    struct sim_tcp *tcps;    /* TCP flows beside the links (sim_tcp.h) */
     uint32_t tcp_count;
-    sim_tcp_seg *free_tcp_segs;
+    struct sim_tcp_seg *free_tcp_segs;
     uint64_t tcp_segs_allocated;
     int share_marked;        /* the share window's start was passed (see share_from) */
     uint64_t end_ns;         /* when the run ended */
@@ -278,14 +185,14 @@ typedef struct sim_world {
     const struct sim_node_watch *watch; /* NULL: nothing watches */
     /* The attacker and the oracles. */
     sim_keys keys;           /* the nonce oracle: every endpoint's crypto table */
-    sim_capture *captures;   /* one per `replay:` line */
+    struct sim_capture *captures; /* one per `replay:` line (sim_attack.h) */
     uint8_t *spoof_fired;    /* one per `spoof:` line */
-    struct sim_forge_state { uint64_t sent, seen_run; int seen; sim_rng rng; } *forges; /* per `forge:` */
+    struct sim_forge_state *forges; /* one per `forge:` line */
     uint64_t replayed_datagrams, spoofed_datagrams, forged_datagrams, forwarded_datagrams;
 } sim_world;
 
 /* ---- sim_world.c ---- */
-/* The world of sc's nodes, links and flows, their state zeroed, its clock at 0, its
+/* The world of sc's nodes, their state zeroed, its clock at 0, its
  * paths' parameters zeroed (the run sets them before the first datagram).  Returns 0, or
  * -1 with a message (sim_world_close frees what was made). */
 int sim_world_open(sim_world *w, const sim_scenario *sc, const sim_options *opt, char *err, size_t err_len);
