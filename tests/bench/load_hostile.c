@@ -488,11 +488,8 @@ static int setup(hostile *h, const options *o) {
     return make_unknown(h, rpub);
 }
 
-int main(int argc, char **argv) {
-    options o;
-    if (parse(argc, argv, &o) != 0) return 2;
-    hostile *h = calloc(1, sizeof *h);
-    h->cap_tx = calloc(CAPTURE_MOST, sizeof(pkt)), h->cap_rx = calloc(CAPTURE_MOST, sizeof(pkt));
+static int hostile_main(hostile *h, const options *op) {
+    options o = *op;
     if (setup(h, &o) != 0) return 1;
     int cap = capture_open();
     if (cap < 0) return 1;
@@ -553,4 +550,21 @@ int main(int argc, char **argv) {
            (long long)ph.rss_kib_growth[1], (long long)ph.rss_kib_growth[0], quiet_bps, during_bps, ph.cpu_rx[1], self1 - self0, (unsigned long long)ph.rcvbuf_errors[1],
            (unsigned long long)ph.rcvbuf_errors[0]);
     return 0;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    if (parse(argc, argv, &o) != 0) return 2;
+    hostile *h = calloc(1, sizeof *h);
+    if (!h || !(h->cap_tx = calloc(CAPTURE_MOST, sizeof(pkt))) || !(h->cap_rx = calloc(CAPTURE_MOST, sizeof(pkt))))
+        return 1;
+    for (unsigned k = 0; k < K_KINDS; k++) h->kind[k].fd = -1;
+    for (unsigned k = 0; k <= REPLAY_HOSTS; k++) h->replay[k].fd = -1;
+    int rc = hostile_main(h, &o);
+    for (unsigned k = 0; k < K_KINDS; k++)
+        if (h->kind[k].fd >= 0) close(h->kind[k].fd);
+    for (unsigned k = 0; k <= REPLAY_HOSTS; k++)
+        if (h->replay[k].fd >= 0) close(h->replay[k].fd);
+    free(h->cap_tx), free(h->cap_rx), free(h);
+    return rc;
 }

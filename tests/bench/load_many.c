@@ -29,6 +29,7 @@
 
 typedef struct sender {
     pure_link *pl;
+    void *mem;                     /* the endpoint's memory */
     int fd, handle, refused_kind;  /* refused_kind: 0 accepted, 1 no input, 3 source */
     uint64_t next_record, stored, deadline_ns, done_ns;
     int done;
@@ -41,7 +42,7 @@ typedef struct many {
     struct sockaddr_in rx;
     pure_link_addr rx_addr;
     uint8_t receiver_pub[32];
-    uint64_t datagrams_sent, datagrams_received, refused_events;
+    uint64_t datagrams_sent, datagrams_received, refused_events, turns;
 } many;
 
 static void key_of(unsigned seed, unsigned k, uint8_t secret[32]) {
@@ -65,6 +66,7 @@ static int open_sender(many *m, unsigned k, unsigned seed, const char *input) {
     key_of(seed, k, c.static_secret);
     size_t size = pure_link_size(&c), rounded = (size + PURE_LINK_ALIGN - 1) / PURE_LINK_ALIGN * PURE_LINK_ALIGN;
     void *mem = aligned_alloc(PURE_LINK_ALIGN, rounded);  /* its send pool is touched only as used */
+    s->mem = mem;
     uint8_t seed_bytes[32];
     randombytes_buf(seed_bytes, 32);
     s->pl = mem ? pure_link_init(mem, size, &c, seed_bytes, pl_now_ns()) : NULL;
@@ -148,6 +150,7 @@ static int run(many *m, uint64_t deadline_ns) {
     struct epoll_event evs[256];
     while (m->done < m->n) {
         uint64_t now = pl_now_ns(), soonest = UINT64_MAX;
+        m->turns++;
         if (now > deadline_ns) return -1;
         for (unsigned k = 0; k < m->n; k++) {
             sender *s = &m->s[k];
@@ -230,6 +233,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     unsigned first_refused = m.n - refused_input - refused_source;
+    for (unsigned k = 0; k < m.n; k++) m.s[k].fd = -1;
     for (unsigned k = 0; k < m.n; k++) {
         m.s[k].refused_kind = k < first_refused ? 0 : k < first_refused + refused_input ? 1 : 3;
         if (open_sender(&m, k, seed, m.s[k].refused_kind == 1 ? "nosuch" : "logs") != 0) return 1;
@@ -269,8 +273,10 @@ int main(int argc, char **argv) {
     if (took_n)
         printf("accepted senders done after: median %.2f s, 90th percentile %.2f s, last %.2f s\n",
                took[took_n / 2], took[took_n * 9 / 10], took[took_n - 1]);
-    printf("datagrams: %llu sent, %llu received; REFUSED heard %llu times, %llu refusal events\n",
-           (unsigned long long)m.datagrams_sent, (unsigned long long)m.datagrams_received,
+    free(took);
+    printf("datagrams: %llu sent, %llu received in %llu turns of the loop; REFUSED heard %llu times, %llu refusal "
+           "events\n", (unsigned long long)m.datagrams_sent, (unsigned long long)m.datagrams_received,
+           (unsigned long long)m.turns,
            (unsigned long long)refused_heard, (unsigned long long)m.refused_events);
     printf("receiver: %.2f CPU s, %.2f us per record; RSS %llu KiB before, %llu KiB after\n", cpu_rx,
            stored ? cpu_rx * 1e6 / (double)stored : 0, (unsigned long long)rss_rx0, (unsigned long long)rss_rx1);
@@ -283,5 +289,9 @@ int main(int argc, char **argv) {
            m.n, m.n - first_refused, (unsigned long long)want, (unsigned long long)stored, secs,
            (unsigned long long)refused_heard, (unsigned long long)m.refused_events, cpu_rx, cpu_self,
            (unsigned long long)rss_rx0, (unsigned long long)rss_rx1, (unsigned long long)rss_self, r == 0);
+    for (unsigned k = 0; k < m.n; k++) {
+        if (m.s[k].fd >= 0) close(m.s[k].fd);
+        free(m.s[k].mem);
+    }
     return r == 0 ? 0 : 1;
 }
