@@ -80,6 +80,22 @@ int sim_disk_complete(sim_disk *disk, uint64_t now_ns, uint64_t *token) {
     return 1;
 }
 
+uint64_t sim_disk_sync_failed(sim_disk *disk, sim_rng *rng) {
+    uint64_t whole = 0;
+    for (size_t i = 0; i < disk->pending_count; i++) {
+        const sim_disk_pending *w = &disk->pending[i];
+        const uint64_t fate = sim_rng_below(rng, 3);
+        if (fate == 0) continue;
+        const size_t keep = fate == 1 ? w->len : (size_t)sim_rng_upto(rng, w->len);
+        apply(disk, w->offset, w->data, keep);
+        if (keep == w->len) whole++;
+        else disk->torn++;
+    }
+    disk->dropped += disk->pending_count - whole;
+    drop_pending(disk);
+    return whole;
+}
+
 void sim_disk_crash_now(sim_disk *disk, sim_rng *rng) {
     if (disk->pending_count > 0 && disk->crash_mode != SIM_DISK_CRASH_DROP) {
         const sim_disk_pending *w = disk->crash_mode == SIM_DISK_CRASH_TEAR_LAST

@@ -49,6 +49,10 @@ int sim_disk_write(sim_disk *disk, uint64_t now_ns, uint64_t offset, const uint8
 /* Makes the oldest pending write durable if it is due by now_ns: returns 1 with its
  * token, or 0. */
 int sim_disk_complete(sim_disk *disk, uint64_t now_ns, uint64_t *token);
+/* An fdatasync failed: each pending write reached the image whole, cut (a random prefix) or
+ * not at all, a third of the time each (the kernel may have written back or dropped its
+ * pages); none is pending after.  Returns how many reached it whole. */
+uint64_t sim_disk_sync_failed(sim_disk *disk, sim_rng *rng);
 /* A crash: pending writes are dropped (one perhaps torn, drawing from rng). */
 void sim_disk_crash_now(sim_disk *disk, sim_rng *rng);
 

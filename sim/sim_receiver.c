@@ -199,11 +199,18 @@ static int fifo_push(sim_host_run *hr, const sim_store_item *item) {
     return 0;
 }
 
+static void commit_all(sim_world *w, sim_node *n);
+
 void sim_receiver_on_record(sim_world *w, sim_node *n, const pure_link_event *ev) {
     int idx;
     sim_host_run *hr = run_of_stream(n, ev->stream, &idx);
     if (hr == NULL) {
         sim_node_api_error(w, n, "RECORD on a stream not accepted", ev->stream);
+        return;
+    }
+    if (sim_store_fault_stopping(n)) return; /* the host is going: the record is not taken */
+    if (sim_store_fault_append_fails(w, n)) {
+        commit_all(w, n); /* what was appended before it is still committed */
         return;
     }
     sim_link *l = hr->link != SIM_NO_LINK ? &w->links[hr->link] : NULL;
@@ -246,13 +253,11 @@ void sim_receiver_on_record(sim_world *w, sim_node *n, const pure_link_event *ev
     }
 }
 
-void sim_receiver_on_store(sim_world *w, sim_node *n, uint32_t run_index) {
-    const uint64_t now = w->engine.now_ns;
-    assert(run_index < n->run_count);
-    sim_host_run *hr = &n->runs[run_index];
+/* Makes durable the first `most` records of hr's store queue that are due by due_ns, and
+ * moves the stored mark over them; returns how far it moved. */
+static int64_t make_durable(sim_world *w, sim_host_run *hr, uint64_t due_ns, uint64_t most) {
     sim_link *l = hr->link != SIM_NO_LINK ? &w->links[hr->link] : NULL;
-    hr->store_timer = 0;
-    while (hr->fifo_count > 0 && hr->fifo[hr->fifo_head].ready_ns <= now) {
+    for (; most > 0 && hr->fifo_count > 0 && hr->fifo[hr->fifo_head].ready_ns <= due_ns; most--) {
         const sim_store_item *it = &hr->fifo[hr->fifo_head];
         hr->state[it->record] = 2;
         hr->stored_bytes += it->len;
@@ -262,8 +267,17 @@ void sim_receiver_on_store(sim_world *w, sim_node *n, uint32_t run_index) {
     }
     int64_t before = hr->stored_mark;
     while (state_get(hr, hr->stored_mark) == 2) hr->stored_mark++;
-    if (hr->stored_mark > before) {
-        if (l) l->host_stored += (uint64_t)(hr->stored_mark - before);
+    if (l) l->host_stored += (uint64_t)(hr->stored_mark - before);
+    return hr->stored_mark - before;
+}
+
+/* A commit of hr's records due by due_ns: durable, then the endpoint hears it. */
+static void commit_run(sim_world *w, sim_node *n, uint32_t run_index, uint64_t due_ns) {
+    const uint64_t now = w->engine.now_ns;
+    sim_host_run *hr = &n->runs[run_index];
+    int64_t moved = make_durable(w, hr, due_ns, UINT64_MAX);
+    if (moved > 0) {
+        const int64_t before = hr->stored_mark - moved;
         sim_trace_begin(&w->trace, now, "app:records_stored");
         sim_trace_str(&w->trace, "node", n->spec->name);
         sim_trace_str(&w->trace, "peer", sim_node_name(w, hr->peer_node));
@@ -277,6 +291,19 @@ void sim_receiver_on_store(sim_world *w, sim_node *n, uint32_t run_index) {
             if (r != 0) sim_node_api_error(w, n, "pure_link_stored", r);
         }
     }
+}
+
+/* Everything appended so far, committed now (a failing append stops the host after it). */
+static void commit_all(sim_world *w, sim_node *n) {
+    for (uint32_t i = 0; i < n->run_count; i++) commit_run(w, n, i, UINT64_MAX);
+}
+
+void sim_receiver_on_store(sim_world *w, sim_node *n, uint32_t run_index) {
+    assert(run_index < n->run_count);
+    sim_host_run *hr = &n->runs[run_index];
+    hr->store_timer = 0;
+    if (sim_store_fault_commit_fails(w, n)) return; /* nothing of this batch is claimed */
+    commit_run(w, n, run_index, w->engine.now_ns);
     if (hr->fifo_count > 0) {
         hr->store_timer = 1;
         sim_world_at(w, hr->fifo[hr->fifo_head].ready_ns, SIM_EV_STORE, n->index,
@@ -285,11 +312,26 @@ void sim_receiver_on_store(sim_world *w, sim_node *n, uint32_t run_index) {
     sim_node_service(w, n);
 }
 
+/* store_tail: keep -- the record file keeps a prefix of what was appended and not claimed. */
+static void keep_tail(sim_world *w, sim_node *n, sim_host_run *hr) {
+    uint64_t kept = sim_store_fault_tail_kept(w, n, hr->fifo_count);
+    if (kept == 0) return;
+    int64_t moved = make_durable(w, hr, UINT64_MAX, kept);
+    sim_trace_begin(&w->trace, w->engine.now_ns, "store:tail_kept");
+    sim_trace_str(&w->trace, "node", n->spec->name);
+    sim_trace_id(&w->trace, "run", hr->run);
+    sim_trace_u64(&w->trace, "records", kept);
+    sim_trace_i64(&w->trace, "stored_mark", hr->stored_mark);
+    sim_trace_i64(&w->trace, "mark_moved", moved);
+    sim_trace_end(&w->trace);
+}
+
 void sim_receiver_on_crash(sim_world *w, sim_node *n) {
-    (void)w;
-    /* What was stored stays; what was only handed over is gone with the process. */
+    /* What was stored stays; what was only handed over is gone with the process (but for
+     * the tail a store_tail: keep file holds). */
     for (size_t i = 0; i < n->run_count; i++) {
         sim_host_run *hr = &n->runs[i];
+        keep_tail(w, n, hr);
         hr->stream = -1;
         hr->next_expected = hr->stored_mark;
         if ((size_t)hr->stored_mark < hr->state_capacity)
@@ -299,6 +341,7 @@ void sim_receiver_on_crash(sim_world *w, sim_node *n) {
         hr->store_timer = 0;
     }
     for (size_t i = 0; i < n->stream_capacity; i++) n->stream_runs[i] = -1;
+    sim_store_fault_on_crash(n);
 }
 
 void sim_receiver_free(sim_node *n) {

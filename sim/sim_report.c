@@ -271,6 +271,10 @@ static void json_node(const sim_world *w, const sim_node *n, FILE *out) {
     ju(out, "memo_writes", n->disk.writes);
     ju(out, "memo_writes_lost", n->disk.dropped);
     ju(out, "memo_writes_torn", n->disk.torn);
+    ju(out, "store_sync_failures", n->store_fault.sync_failures);
+    ju(out, "store_full_stops", n->store_fault.full_stops);
+    ju(out, "store_tail_records_kept", n->store_fault.tail_records_kept);
+    ju(out, "memo_writes_landed_unconfirmed", n->store_fault.memo_writes_landed);
     ju(out, "memory_bytes", n->memory_bytes);
     /* RTT of the node's first link, if it sends. */
     for (uint32_t i = 0; i < w->link_count; i++) {

@@ -532,7 +532,10 @@ static int parse_node_key(parser *p, const char *key, char *value) {
             word(&rest) != NULL)
             return fail(p, "crash_at_memo is 'K restart DURATION' (K >= 1)");
     } else {
-        return fail(p, "unknown node key '%s'", key);
+        const char *why = NULL;
+        int r = sim_store_fault_parse(&n->store_fault, key, value, &why);
+        if (r < 0) return fail(p, "%s", why);
+        if (r == 0) return fail(p, "unknown node key '%s'", key);
     }
     return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "sim_disk.h"
 #include "sim_path.h"
+#include "sim_store_fault.h"
 #include "sim_tcp.h"
 
 #define SIM_NODES_MOST 1024u        /* nodes in one scenario */
@@ -77,6 +78,7 @@ typedef struct sim_node_spec {
     uint32_t crash_count;
     uint64_t crash_at_memo;         /* `crash_at_memo: K restart D`: 0 none, else K */
     uint64_t crash_at_memo_restart_ns;
+    sim_store_fault_spec store_fault; /* store_fail, disk_full, store_tail (sim_store_fault.h) */
     sim_endpoint_spec endpoint;
 } sim_node_spec;
 

@@ -5,7 +5,9 @@
  * one or two sender nodes, CUBIC/NewReno/BBR, copies on or off, epochs mid-transfer, small
  * endpoint limits (queues, packets in flight, unstored records: the edges of backpressure),
  * crashes and restarts of the receiver (with or without a memo, torn memo writes, a crash
- * between a memo write and its ACCEPT) and of a sender; and an attacker who knows only what
+ * between a memo write and its ACCEPT) and of a sender; the record store failing as the
+ * shims' does (an fdatasync that fails, a full disk, a file that keeps a cut tail of what
+ * was not yet claimed at a stop: sim_store_fault.h); and an attacker who knows only what
  * travels in clear: forged epoch-0/1/2 packets with the sender's key id and a seen or random
  * run, its answers (LOST) forwarded to the sender, replays of either direction after the
  * receiver's runs went idle.
@@ -31,7 +33,8 @@ static const char *const fault_names[SIM_VOPR_FAULTS] = {
     [SIM_VOPR_RECEIVER_CRASH] = "receiver crash", [SIM_VOPR_MEMO] = "memo",
     [SIM_VOPR_MEMO_DROP] = "memo: unsynced writes lost", [SIM_VOPR_MEMO_TEAR_LAST] = "memo: last write torn",
     [SIM_VOPR_MEMO_TEAR_FIRST] = "memo: first write torn", [SIM_VOPR_CRASH_AT_MEMO] = "crash at a memo write",
-    [SIM_VOPR_REPLAY] = "replay after idle", [SIM_VOPR_FORGE] = "forged packets",
+    [SIM_VOPR_STORE_FAIL] = "store: fdatasync fails", [SIM_VOPR_DISK_FULL] = "store: disk full",
+    [SIM_VOPR_STORE_TAIL] = "store: unclaimed tail kept", [SIM_VOPR_REPLAY] = "replay after idle", [SIM_VOPR_FORGE] = "forged packets",
     [SIM_VOPR_FORWARD] = "LOST forwarded to the sender",
 };
 
@@ -101,6 +104,23 @@ static void draw_memo(sim_rng *r, sim_vopr_draw *d) {
     }
 }
 
+/* The receiver's record store failing (sim_store_fault.h). */
+static void draw_store(sim_rng *r, sim_vopr_draw *d) {
+    static const unsigned at_ms[] = {300, 800, 1500}, restart_ms[] = {1, 100, 500}, full_ms[] = {50, 300, 1000};
+    if (chance(r, 10)) {
+        line(d, "store_fail: %ums restart %ums", PICK(r, at_ms), PICK(r, restart_ms));
+        drew(d, SIM_VOPR_STORE_FAIL);
+        d->crashes = 1;
+    }
+    if (chance(r, 10)) {
+        /* Restarts 100 ms apart while it is full: at most 10 stops. */
+        line(d, "disk_full: %ums for %ums restart 100ms", PICK(r, at_ms), PICK(r, full_ms));
+        drew(d, SIM_VOPR_DISK_FULL);
+        d->crashes = 1;
+    }
+    if (chance(r, 30)) line(d, "store_tail: keep"), drew(d, SIM_VOPR_STORE_TAIL);
+}
+
 /* The receiver r; returns 1 if its runs go idle within the run. */
 static int draw_receiver(sim_rng *r, sim_vopr_draw *d, int replay) {
     static const unsigned latency_ms[] = {0, 1, 5}, crash_ms[] = {500, 1000, 1500}, down_ms[] = {1, 100, 500};
@@ -118,6 +138,7 @@ static int draw_receiver(sim_rng *r, sim_vopr_draw *d, int replay) {
         d->crashes = 1;
     }
     if (chance(r, 15)) line(d, "unstored_records_most: %u", PICK(r, unstored)), drew(d, SIM_VOPR_SMALL_LIMITS);
+    draw_store(r, d);
     return idle;
 }
 

@@ -101,6 +101,7 @@ typedef struct sim_node {
     uint64_t same_instant_ns, same_instant_wakes;
     pure_link_stats past;    /* totals of earlier incarnations */
     sim_disk disk;
+    sim_store_fault_state store_fault; /* the receiving host's store failing (sim_store_fault.h) */
     uint32_t *peer_nodes;    /* peer index -> node index */
     uint32_t peer_count, peer_capacity;
     struct sim_host_run *runs; /* the receiving host's (sim_host.h) */

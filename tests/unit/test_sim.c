@@ -723,6 +723,66 @@ static void disk_syncs_in_order_and_crashes(void) {
     sim_disk_free(&d);
 }
 
+/* A failed fdatasync: each pending write reached the image whole, cut or not at all. */
+static void disk_sync_failure_lands_whole_cut_or_nothing(void) {
+    sim_disk d;
+    CHECK(sim_disk_init(&d, 128, MS, SIM_DISK_CRASH_DROP) == 0);
+    sim_rng rng;
+    sim_rng_seed(&rng, 3);
+    uint8_t z[32];
+    memset(z, 0xcc, sizeof z);
+    int seen[3] = {0, 0, 0}; /* nothing, cut, whole */
+    uint64_t whole_counted = 0, whole_seen = 0;
+    for (int trial = 0; trial < 40; trial++) {
+        memset(d.image, 0, 128);
+        uint64_t done;
+        for (int i = 0; i < 3; i++) CHECK(sim_disk_write(&d, 0, (uint64_t)i * 40, z, 32, (uint64_t)i, &done) == 0);
+        whole_counted += sim_disk_sync_failed(&d, &rng);
+        CHECK(d.pending_count == 0);
+        for (int i = 0; i < 3; i++) {
+            size_t k = 0;
+            while (k < 32 && d.image[i * 40 + k] == 0xcc) k++;
+            for (size_t j = k; j < 40 && i * 40 + j < 128; j++) CHECK(d.image[i * 40 + j] == 0);
+            seen[k == 0 ? 0 : k < 32 ? 1 : 2]++;
+            whole_seen += k == 32;
+        }
+    }
+    CHECK(seen[0] > 0 && seen[1] > 0 && seen[2] > 0);
+    CHECK_EQ_U(whole_counted, whole_seen);
+    CHECK_EQ_U(d.dropped, 120 - whole_seen);
+    uint64_t token;
+    CHECK(sim_disk_complete(&d, UINT64_MAX, &token) == 0); /* nothing left to complete */
+    sim_disk_free(&d);
+}
+
+/* store_fail, disk_full and store_tail: their values, and a wrong one for each. */
+static void store_fault_keys_parse(void) {
+    static const char head[] = "duration: 1s\nnode: a\nnode: r\n";
+    static const struct { const char *line, *error; } bad[] = {
+        {"store_fail: 1s", "store_fail is"}, {"store_fail: 1s restart 0ms", "store_fail is"},
+        {"store_fail: 1s after 1ms", "store_fail is"}, {"disk_full: 1s for 0ms restart 1ms", "disk_full is"},
+        {"disk_full: 1s for 1s", "disk_full is"}, {"disk_full: 1s for 1s restart 1ms more", "disk_full is"},
+        {"store_tail: maybe", "store_tail is"}};
+    char text[512];
+    char err[256];
+    sim_scenario *sc = calloc(1, sizeof *sc);
+    CHECK(sc != NULL);
+    snprintf(text, sizeof text, "%sstore_fail: 300ms restart 1ms\ndisk_full: 2s for 500ms restart 100ms\n"
+             "store_tail: keep\nlink: a > r\n", head);
+    CHECK(sim_scenario_parse(sc, text, err, sizeof err) == 0);
+    const sim_store_fault_spec *f = &sc->nodes[1].store_fault;
+    CHECK(f->fail_set && f->fail_ns == 300 * MS && f->fail_restart_ns == MS);
+    CHECK(f->full_set && f->full_ns == 2000 * MS && f->full_for_ns == 500 * MS && f->full_restart_ns == 100 * MS);
+    CHECK(f->tail_keep && !sc->nodes[0].store_fault.fail_set);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memset(sc, 0, sizeof *sc);
+        snprintf(text, sizeof text, "%s%s\nlink: a > r\n", head, bad[i].line);
+        CHECK(sim_scenario_parse(sc, text, err, sizeof err) != 0);
+        CHECK(strstr(err, bad[i].error) != NULL);
+    }
+    free(sc);
+}
+
 /* ---- whole runs through the core ---- */
 
 /* Runs scenario text with a seed; the caller checks and frees the world. */
@@ -1276,6 +1336,7 @@ TEST_MAIN(TEST_CASE(engine_orders_by_time_then_sequence), TEST_CASE(engine_rando
           TEST_CASE(scenario_parses_keys_over_time), TEST_CASE(nonce_oracle_counts_repeated_pairs),
           TEST_CASE(oracle_amplification_and_epochs), TEST_CASE(trace_is_json_seq_and_hashed),
           TEST_CASE(pcap_headers_have_valid_checksums), TEST_CASE(disk_syncs_in_order_and_crashes),
+          TEST_CASE(disk_sync_failure_lands_whole_cut_or_nothing), TEST_CASE(store_fault_keys_parse),
           TEST_CASE(run_same_seed_same_trace), TEST_CASE(run_lossy_path_delivers_each_record_once),
           TEST_CASE(run_crash_and_restart_completes), TEST_CASE(run_event_limit_ends_with_error),
           TEST_CASE(run_timed_change_applies_from_its_time),
