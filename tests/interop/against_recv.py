@@ -11,6 +11,7 @@ Exit 0 when the case passes; every failed check is printed.
 import argparse
 import os
 import random
+import select
 import shutil
 import sys
 import tempfile
@@ -162,7 +163,10 @@ def case_epochs(tool, tmp, log):
     per_epoch = {}
     for _, _, e, _, _, _, _ in s.sent_log:
         per_epoch[e] = per_epoch.get(e, 0) + 1
-    chk.expect("epoch 0 carried one packet per offer", per_epoch.get(0) == 1, per_epoch.get(0))
+    e0 = [x for x in s.sent_log if x[2] == 0]
+    chk.expect("every epoch-0 packet carried the OFFER (protocol.md §3)",
+               e0 and all("OFFER" in x[5] for x in e0), e0)
+    chk.fact("epoch-0 packets: %d" % len(e0))
     rc, st = rx.stop()
     check_store(chk, rx, spub, s.run, records)
     if st:
@@ -323,7 +327,60 @@ def _log(verbose):
     return (lambda m: sys.stderr.write(m + "\n")) if verbose else None
 
 
+def case_amplification(tool, tmp, log):
+    """protocol.md §6 on the wire: a sender that never answers the CHALLENGE sends the
+    smallest packets (PING alone, 32 B) with every other number skipped, so each one
+    arrives out of order and draws an ACK at once, its ranges growing; the receiver must
+    never have sent more than 3x what it received.  Counted here: every reply byte that
+    arrived against every byte sent before it arrived, which can only flatter the
+    receiver's own count (its bytes in lag ours, its bytes out lead ours)."""
+    chk = Check("amplification")
+    rx, ssec, spub = setup(tool, tmp)
+    s = new_sender(rx, ssec, [b"x"], log, answer_challenges=False)
+    t0 = time.monotonic()
+    sent = sum(x[4] for x in s.sent_log)
+    s.run_until(lambda: s.epoch >= 1 and s.done(), t0 + CASE_SECONDS / 2)
+    chk.expect("epoch 1 and the one record stored without a RESPONSE", s.epoch == 1 and s.done())
+    sent = sum(x[4] for x in s.sent_log)
+    got = 0
+    worst = 0.0
+    replies = 0
+    key = pl.data_key(s.secrets[1], s.spub, s.rpub, s.run, 1)
+    end = time.monotonic() + 3.0
+    i = 0
+    while time.monotonic() < end:
+        if i < 400:
+            pn = s.pn + 1                        # skip one: every packet out of order
+            s.pn = pn + 1
+            header = pl.sender_header(1, s.kid, s.run, pn, 4)
+            d = key.seal(header, pl.enc_ping(), pn)
+            s.sock.sendto(d, s.rx_addr)
+            sent += len(d)
+            i += 1
+        r, _, _ = select.select([s.sock], [], [], 0.002)
+        while r:
+            try:
+                d, _ = s.sock.recvfrom(65535)
+            except BlockingIOError:
+                break
+            got += len(d)
+            replies += 1
+            worst = max(worst, got / sent)
+    chk.fact("sent %d B in %d packets; %d replies, %d B; worst ratio %.2f" % (
+        sent, len(s.sent_log) + i, replies, got, worst))
+    chk.expect("never more than 3x before validation", worst <= pl.AMPLIFICATION, worst)
+    chk.expect("it did answer", replies >= 10, replies)
+    rc, st = rx.stop()
+    if st:
+        ep = st["endpoint"]
+        chk.fact("receiver: dropped_amplification %d, addresses_validated %d" % (
+            ep["dropped_amplification"], ep["addresses_validated"]))
+        chk.expect("the address was never validated", ep["addresses_validated"] == 0)
+    return chk.finish()
+
+
 CASES = {
+    "amplification": lambda t, d, v: case_amplification(t, d, _log(v)),
     "bulk": lambda t, d, v: case_bulk(t, d, _log(v)),
     "epochs": lambda t, d, v: case_epochs(t, d, _log(v)),
     "move": lambda t, d, v: case_move(t, d, _log(v)),

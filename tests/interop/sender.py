@@ -17,7 +17,7 @@ Local choices (each one the spec leaves to the sender), named here:
     acknowledged packet; PTO = srtt + 4 rttvar + 25 ms (the receiver's ack delay
     bound), doubled per expiry; a PTO declares what is in flight lost and the next
     packet is a probe (4-byte number, protocol.md §2);
-  - an OFFER for the next epoch goes into every packet until its ACCEPT arrives;
+  - (spec since: an OFFER in one packet at a time until its ACCEPT, protocol.md §3);
   - a new epoch after epoch_packets packets (default 2^22, protocol.md §3) or 120 s;
   - a PING probe is padded to 64 B, so that a receiver that forgot the run can answer
     it with LOST (protocol.md §7 size condition).
@@ -43,7 +43,6 @@ RESEND_AFTER = 1.0              # §4.2 resend rule
 REFUSED_WAIT_FIRST = 1.0        # §4.1
 REFUSED_WAIT_MOST = 64.0
 PROBE_LEAST = 64                # §7: LOST only for a trigger of at least 64 B
-E0_ACCEPT_GRACE = 0.2           # guess: how long an ACKed epoch-0 packet waits for ACCEPT
 
 
 def random_run():
@@ -67,7 +66,7 @@ class Flight:
 class Sender:
     def __init__(self, rx_addr, rx_public, secret, records, source=b"out", input_name=b"in",
                  shape=0, epoch_packets=EPOCH_PACKETS_DEFAULT, log=None, bind_host="127.0.0.1",
-                 pace_pps=None):
+                 pace_pps=None, answer_challenges=True):
         self.rx_addr = rx_addr
         self.rpub = rx_public
         self.secret = secret
@@ -75,6 +74,8 @@ class Sender:
         self.kid = pl.key_id(self.spub)
         self.source, self.input, self.shape = source, input_name, shape
         self.epoch_packets = epoch_packets
+        self.answer_challenges = answer_challenges   # False: a sender that cannot prove
+                                                      # its address (tests of §6)
         self.pace_gap = 1.0 / pace_pps if pace_pps else 0.0   # pacing (local choice)
         self.pace_next = 0.0
         self.logf = log
@@ -114,7 +115,6 @@ class Sender:
         self.lost_base_pn = None
         self.flights = {}               # pn -> Flight, in flight
         self.unacked_tags = {}          # pn -> first 8 tag bytes, current epoch, never ACKed
-        self.e0_acked_at = None         # epoch-0 packet acknowledged, ACCEPT not yet here
         # replies
         self.reply_windows = {}         # reply run -> [largest, set of numbers]
         self.reply_keys = {}            # (reply run, epoch) -> PacketKey
@@ -206,11 +206,7 @@ class Sender:
             return False
         if self.epoch == 0:
             # §3: one epoch-0 packet per offer, until it is ACKed or declared lost
-            if any(f.epoch == 0 for f in self.flights.values()):
-                return False
-            if self.e0_acked_at is not None and now - self.e0_acked_at < E0_ACCEPT_GRACE:
-                return False
-            return True
+            return not any(f.epoch == 0 for f in self.flights.values())
         return len(self.flights) < WINDOW_PACKETS
 
     def build(self, now, probe=False, trial=False):
@@ -221,7 +217,10 @@ class Sender:
         head = []
         kinds = []
         offer = None
-        if self.offer is not None and self.offer[0] == self.epoch + 1:
+        # §3: the OFFER in one packet at a time (and in every probe) until its ACCEPT;
+        # in epoch 0 that is every packet, one in flight at a time
+        if self.offer is not None and self.offer[0] == self.epoch + 1 and (probe or not any(
+                f.offer == self.offer[0] for f in self.flights.values())):
             head.append(pl.enc_offer(self.offer[0], self.offer[2]))
             offer = self.offer[0]
             kinds.append("OFFER")
@@ -271,12 +270,6 @@ class Sender:
             last = i == len(pieces) - 1
             frames.append(pl.enc_records(off, data) if last else pl.enc_record(off, data))
             kinds.append("RECORDS" if last else "RECORD")
-        if not pieces and not probe and not trial and self.epoch >= 1:
-            # OFFER or RESPONSE alone: only when no packet in flight carries it
-            carried = any(f.offer is not None and f.offer == offer
-                          for f in self.flights.values())
-            if not head or (carried and response is None):
-                return None
         if not frames and not probe:
             return None
         if probe and not pieces:
@@ -441,7 +434,8 @@ class Sender:
                 if self.response != f["token"]:
                     self.challenges.append((now, f["token"], self.port()))
                     self.event("challenge", f["token"].hex())
-                self.response = f["token"]
+                if self.answer_challenges:
+                    self.response = f["token"]
             elif t == pl.REFUSED:
                 refused.append(f["reason"])
         progress = False
@@ -517,8 +511,6 @@ class Sender:
                 self.need_stream = False
             if fl.response is not None and fl.response == self.response:
                 self.response = None             # §6: RESPONSE until a packet carrying it is ACKed
-            if fl.epoch == 0 and self.epoch == 0:
-                self.e0_acked_at = now
             if self.force4 and p >= self.lost_base_pn:
                 self.force4 = False              # §2: a reply acknowledged a packet after LOST
             for _, end in fl.pieces:
@@ -560,7 +552,6 @@ class Sender:
         self.epoch_started = now
         self.epoch_sent = 0
         self.unacked_tags = {}
-        self.e0_acked_at = None
         self.epochs_reached = max(self.epochs_reached, n)
         self.event("epoch", n)
 
@@ -583,7 +574,6 @@ class Sender:
         self.reply_keys = {}
         self.wipe_at = []
         self._new_offer(1)
-        self.e0_acked_at = None
         self.unacked_tags = {}
         self.flights.clear()
         self.force4 = True
