@@ -5,7 +5,8 @@
 # Each target starts from its corpus in the repository (tests/fuzz/corpus/<name>/, shared by
 # the *_aead build) and writes what it finds under B/corpus/<target>/; a crash leaves its
 # input in B/fuzz-artifacts/ and its log in B/fuzz-logs/.  One line per target with the
-# executions counted, then "N passed, N failed" like tests/run.sh.
+# executions counted and the crashes found (libFuzzer stops at the first), then
+# "N passed, N failed" like tests/run.sh.
 set -u
 b="$1"; shift
 top="$(dirname "$0")/../.."
@@ -28,8 +29,9 @@ for bin in "$b"/fuzz_*; do
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-  printf '%s fuzz/%s: %s executions, %s exec/s, %s (%d s)\n' "$status" "$name" "${runs:-0}" "${rate:-0}" \
-    "${cov:-cov: ?}" $(($(date +%s) - start))
+  crashes=$(grep -c 'Test unit written to' "$log" || true)
+  printf '%s fuzz/%s: %s executions, %s exec/s, %s, %s crashes (%d s)\n' "$status" "$name" "${runs:-0}" "${rate:-0}" \
+    "${cov:-cov: ?}" "$crashes" $(($(date +%s) - start))
   [ "$status" = FAIL ] && grep -E 'ERROR|SUMMARY|^ +#[0-9]+ |Test unit written' "$log" | head -30 | sed 's/^/    /'
 done
 [ -n "$failed_names" ] && echo "failed:$failed_names"

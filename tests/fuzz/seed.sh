@@ -1,6 +1,7 @@
 #!/bin/sh
-# make fuzz-corpus: captures a few simulator scenarios under the null cipher, turns them into
-# seeds (tools/fuzz_seeds.py), writes the tool's key and config files, and minimises seeds,
+# make fuzz-corpus: captures a few simulator scenarios under the null cipher and a real
+# transfer of the tool on loopback (opened with its key log), turns them into seeds
+# (tools/fuzz_seeds.py), writes the tool's key and config files, and minimises seeds,
 # the repository's corpus and what the fuzzers found (B/corpus/) into
 # tests/fuzz/corpus/<target>/ with libFuzzer's -merge=1: only inputs that add coverage stay.
 # Usage: tests/fuzz/seed.sh B
@@ -13,6 +14,10 @@ for conf in demo keys-epoch-change keys-address-change seed-memo-restart seed-re
   "$b/pure-link-sim" "sim/scenarios/$conf.conf" --quiet --set 'duration: 3s' --set 'crypto: null' \
     --pcap "$work/pcap/$conf.pcap" >/dev/null
 done
+# And a real one: the tool over loopback sockets, opened with its key log (needs dumpcap).
+if command -v dumpcap >/dev/null 2>&1; then
+  sh tests/fuzz/capture_real.sh "$b" "$work/pcap/real-loopback.pcap" || echo "fuzz-corpus: no real capture (dumpcap failed)"
+fi
 python3 tools/fuzz_seeds.py "$work" "$work"/pcap/*.pcap
 # The tool's files: key files from pure-link keygen, and config files such as the tool's tests
 # and README write (peers with '*' and named sources, inputs, a memo, comments, CRLF lines).
