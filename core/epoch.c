@@ -23,7 +23,10 @@ void pl_sender_set_epoch(pure_link *pl, pl_sender *s, uint32_t epoch, const uint
     const pl_epoch_keys *cur = PL_SENDER_KEYS(s);
     uint64_t reply_run = cur->reply_run;
     int reply_known = cur->valid && cur->reply_valid;
-    if (cur->valid) s->key_cur ^= 1;  /* the current keys stay, as the previous ones */
+    /* The current keys stay, as the previous ones, for replies sealed in them that are still
+     * on the way; like the receiver's, they are wiped PL_OLD_EPOCH_NS after the switch. */
+    s->timers[PL_ST_OLD_EPOCH] = cur->valid ? pl->now_ns + PL_OLD_EPOCH_NS : PL_NONE;
+    if (cur->valid) s->key_cur ^= 1;
     pl_epoch_keys_set(pl, PL_SENDER_KEYS(s), epoch, secret, pl->static_public, s->wiring.receiver_public, s->run,
                       reply_run, reply_known);
     s->epoch = epoch;

@@ -68,6 +68,7 @@ _Static_assert(PL_EPOCH_PACKETS_RESERVE < PL_EPOCH_PACKETS_LIMIT / 2, "the defau
 typedef enum pl_sender_timer {
     PL_ST_LOSS = 0,      /* RACK time threshold or PTO */
     PL_ST_REFUSE,        /* refusal wait over: send a trial packet */
+    PL_ST_OLD_EPOCH,     /* wipe the previous epoch's keys */
     PL_ST_COUNT
 } pl_sender_timer;
 

@@ -335,6 +335,10 @@ void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns) {
         s->timers[PL_ST_REFUSE] = PL_NONE;
         if (s->refused) s->trial_due = 1;
     }
+    if (s->timers[PL_ST_OLD_EPOCH] <= now_ns) {
+        s->timers[PL_ST_OLD_EPOCH] = PL_NONE;
+        pl_keys_wipe(pl, &s->keys[s->key_cur ^ 1]);  /* E(n-1) goes with its keys */
+    }
     if (!s->refused && s->acked_end > s->stored_off &&
         now_ns >= s->stored_progress_ns + PL_RESEND_UNSTORED_NS) {
         /* Seed rule: records heard as received but not stored within 1 s are resent.  A

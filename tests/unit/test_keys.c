@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "link_loop.h"
 #include "wire.h"
+#include "internal.h"
 
 #define MS 1000000ull
 #define S 1000000000ull
@@ -486,7 +487,36 @@ static void lost_size_condition_and_rate_at_the_edge(void) {
     ll_free(&n);
 }
 
+/* The sender keeps its previous epoch's keys (replies sealed in them may still be on the
+ * way) for 10 s after it moved on, then wipes them with their secret, as the receiver does. */
+static void sender_wipes_previous_keys_after_10s(void) {
+    pure_link_config tx = {.epoch_packets = 40};
+    ll_net n;
+    ll_init(&n, 31, 5 * MS);
+    int a = ll_node_add(&n, &tx), b = ll_node_add(&n, NULL);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
+    int h = ll_link(&n, a, b, "out", "in", 7);
+    static uint8_t rec[1300];
+    for (int k = 0; k < 60; k++) CHECK(pure_link_send(n.node[a].pl, h, rec, sizeof rec, 0) == k);
+    ll_run(&n, 1 * S, NULL, NULL);
+    const pl_sender *s = &n.node[a].pl->senders[h];
+    CHECK_EQ_U(s->epoch, 2);  /* 40 packets in epoch 1, then epoch 2: fewer than 40 more */
+    const pl_epoch_keys *prev = &s->keys[s->key_cur ^ 1];
+    uint64_t switched_ns = s->epoch_started_ns;
+    CHECK(prev->valid && prev->epoch == 1);
+    ll_run(&n, switched_ns + 10 * S - 1, NULL, NULL);
+    CHECK(prev->valid && prev->epoch == 1);
+    ll_run(&n, switched_ns + 10 * S + 1, NULL, NULL);
+    CHECK(!prev->valid);
+    static const uint8_t zero[32];
+    CHECK_MEM(prev->secret, zero, 32);
+    CHECK(PL_SENDER_KEYS(s)->valid && PL_SENDER_KEYS(s)->epoch == 2);
+    CHECK_EQ_U(n.node[b].records_delivered, 60);
+    ll_free(&n);
+}
+
 TEST_MAIN(TEST_CASE(memo_restart_no_lost_no_x25519), TEST_CASE(no_memo_lost_recovery_no_nonce_reuse),
           TEST_CASE(replay_after_restart_delivers_nothing), TEST_CASE(address_change_mid_transfer),
           TEST_CASE(spoofed_address_never_validated), TEST_CASE(epoch_change_mid_transfer),
-          TEST_CASE(memo_torn_writes_old_or_new), TEST_CASE(lost_size_condition_and_rate_at_the_edge))
+          TEST_CASE(memo_torn_writes_old_or_new), TEST_CASE(lost_size_condition_and_rate_at_the_edge),
+          TEST_CASE(sender_wipes_previous_keys_after_10s))
