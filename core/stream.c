@@ -177,10 +177,16 @@ static int on_records(pure_link *pl, pl_run *r, const pl_frame *f) {
 }
 
 /* Reads up to 8 bytes at stream offset off (fewer at the contiguous end). */
-static size_t ring_peek(const pure_link *pl, const pl_run *r, uint64_t off, uint64_t end, uint8_t out[8]) {
-    size_t n = end - off < 8 ? (size_t)(end - off) : 8;
-    pl_run_mem_read(pl, r, off, out, n);
-    return n;
+/* Up to 8 bytes at off (below end), for a record prefix: in place when they lie in one
+ * block, else copied into buf.  *n_out: how many. */
+static const uint8_t *ring_peek(const pure_link *pl, const pl_run *r, uint64_t off, uint64_t end, uint8_t buf[8],
+                                size_t *n_out) {
+    size_t n = end - off < 8 ? (size_t)(end - off) : 8, got;
+    const uint8_t *p = pl_run_mem_at(pl, r, off, n, &got);
+    *n_out = n;
+    if (got == n) return p;
+    pl_run_mem_read(pl, r, off, buf, n);
+    return buf;
 }
 
 /* Points the RECORD event at the record's bytes: one or two pieces in the pool's blocks,
@@ -201,11 +207,18 @@ static int record_bytes(pure_link *pl, const pl_run *r, uint64_t start, size_t l
 
 /* The stored mark moves to record n: the bytes of the records before it go back. */
 static void stored_to(pure_link *pl, pl_run *r, uint64_t n) {
+    assert(n > r->stored_record && n <= r->deliver_record);
     uint64_t from = r->stored_off, off = from;
-    for (uint64_t k = r->stored_record; k < n; k++) {
-        uint8_t head[8];
+    /* Every record delivered is stored: they end where delivery stands, and their prefixes
+     * need not be read again (the host that keeps up stores this way). */
+    uint64_t k = r->stored_record;
+    if (n == r->deliver_record) off = r->deliver_off, k = n;
+    for (; k < n; k++) {
+        uint8_t buf[8];
+        size_t got;
         uint64_t len;
-        int pl_len = pl_record_prefix_get(head, ring_peek(pl, r, off, r->deliver_off, head), &len);
+        const uint8_t *head = ring_peek(pl, r, off, r->deliver_off, buf, &got);
+        int pl_len = pl_record_prefix_get(head, got, &len);
         assert(pl_len > 0);  /* delivered records: their prefixes parsed once already */
         off += (uint64_t)pl_len + len;
     }
@@ -220,8 +233,9 @@ void pl_receiver_deliver(pure_link *pl, pl_run *r) {
     if (r->stream_state != PL_STREAM_ACCEPTED || !r->fresh || r->broken) return;
     while (r->have.count > 0 && r->have.r[0].lo <= r->deliver_off) {
         uint64_t end = r->have.r[0].hi;
-        uint8_t head[8];
-        size_t got = ring_peek(pl, r, r->deliver_off, end, head);
+        uint8_t buf[8];
+        size_t got;
+        const uint8_t *head = ring_peek(pl, r, r->deliver_off, end, buf, &got);
         uint64_t len;
         int pl_len = pl_record_prefix_get(head, got, &len);
         if (pl_len == PL_WIRE_TRUNCATED) break;           /* prefix not all here yet */
