@@ -1,9 +1,11 @@
 /* deadline.c: when the endpoint next needs a call — the earliest wake-up of every sender
- * and run, from their timers and state (read only: the halves set timers, the entry
- * points update the cached deadline after each call). */
+ * and run, from their timers and state (read only: the halves set timers; the scan runs
+ * when the host asks, pure_link_deadline). */
 #include "internal.h"
 
-void pl_deadline_update(pure_link *pl) {
+/* The earliest wake-up over every sender and run, read when the host asks (a scan at each
+ * call into the endpoint would cost every datagram O(senders + runs)). */
+uint64_t pl_deadline(const pure_link *pl) {
     uint64_t d = UINT64_MAX;
     for (uint32_t i = 0; i < pl->senders_used; i++)
         if (pl->senders[i].open) {
@@ -15,7 +17,7 @@ void pl_deadline_update(pure_link *pl) {
             uint64_t t = pl_run_deadline(&pl->runs[i]);
             if (t < d) d = t;
         }
-    pl->deadline_ns = d;
+    return d;
 }
 
 uint64_t pl_sender_deadline(const pl_sender *s) {

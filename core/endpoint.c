@@ -248,7 +248,6 @@ pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_con
     pl->memo_header_due = c.memo_enabled != 0;
     pl->stats.version = PURE_LINK_STATS_VERSION;
     pl->memo_token_next = 1;
-    pl->deadline_ns = UINT64_MAX;
     return pl;
 }
 
@@ -324,7 +323,6 @@ int pure_link_receive(pure_link *pl, const pure_link_addr *from, const uint8_t *
     } else {
         pl_receiver_on_packet(pl, from, &h, (size_t)hl, data, len, now_ns);
     }
-    pl_deadline_update(pl);
     return 0;
 }
 
@@ -350,7 +348,6 @@ int pure_link_pull(pure_link *pl, uint8_t *buf, size_t cap, pure_link_addr *to, 
         pl->stats.packets_sent++;
         pl->stats.bytes_sent += (uint64_t)n;
     }
-    if (n == 0) pl_deadline_update(pl);
     return n;
 }
 
@@ -361,13 +358,12 @@ int pure_link_tick(pure_link *pl, uint64_t now_ns) {
         if (pl->senders[i].open) pl_sender_tick(pl, &pl->senders[i], now_ns);
     for (uint32_t i = 0; i < pl->runs_used; i++)
         if (pl->runs[i].in_use) pl_run_tick(pl, &pl->runs[i], now_ns);
-    pl_deadline_update(pl);
     return 0;
 }
 
 uint64_t pure_link_deadline(const pure_link *pl) {
     assert(pl != NULL && pl->magic == PL_MAGIC);
-    return pl->deadline_ns;
+    return pl_deadline(pl);
 }
 
 /* ---- Statistics ---- */

@@ -61,7 +61,7 @@ _Static_assert(PL_REPLAY_WINDOW % 64 == 0, "replay bitmap is in 64-bit words");
 _Static_assert(PL_EPOCH_PACKETS_LIMIT <= (1ull << 23), "AEAD limit");
 _Static_assert(PL_EPOCH_PACKETS_RESERVE < PL_EPOCH_PACKETS_LIMIT / 2, "the default offer point leaves room");
 
-/* ---- A timer table: an enum-indexed array and the cached earliest deadline. ---- */
+/* ---- A timer table: an enum-indexed array (deadline.c reads the earliest). ---- */
 /* Timers set by protocol events.  Other wake-ups are derived from state in
  * pl_sender_deadline(): pacing (pace_wait_ns), the 1 s resend rule (stored_progress_ns),
  * the epoch clock (epoch_started_ns) and copies (copies[0].due_ns). */
@@ -444,7 +444,6 @@ struct pure_link {
     uint32_t lost_count;
     pl_lost_sent lost_sent[PL_LOST_RUNS_MOST];
 
-    uint64_t deadline_ns;
     pure_link_stats stats;                 /* endpoint totals (receiver side and drops) */
     uint64_t memo_token_next;
 };
@@ -465,7 +464,7 @@ void pl_aead_key(const pure_link *pl, void *ctx, uint8_t iv[12], const pl_packet
 void pl_epoch_keys_set(pure_link *pl, pl_epoch_keys *k, uint32_t epoch, const uint8_t secret[32],
                        const uint8_t sender_pub[32], const uint8_t receiver_pub[32], uint64_t run,
                        uint64_t reply_run, int reply_known);
-void pl_deadline_update(pure_link *pl);
+uint64_t pl_deadline(const pure_link *pl);
 uint64_t pl_sender_deadline(const pl_sender *s);
 uint64_t pl_run_deadline(const pl_run *r);
 

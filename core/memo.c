@@ -203,7 +203,6 @@ int pure_link_memo_written(pure_link *pl, uint64_t token, uint64_t now_ns) {
             w->busy = 0;
         }
         pl_memo_emit(pl);
-        pl_deadline_update(pl);
         return 0;
     }
     return PURE_LINK_ERR_NOT_FOUND;
@@ -280,6 +279,5 @@ int pure_link_memo_load(pure_link *pl, const uint8_t *memo, size_t len, uint64_t
         else if (vb) best = b;
         if (best != NULL) restore_slot(pl, slot, best);
     }
-    pl_deadline_update(pl);
     return 0;
 }

@@ -93,7 +93,6 @@ int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uin
     }
     pl->senders_open++;
     pl_sender_offer_new(pl, s, 1);
-    pl_deadline_update(pl);
     return s->handle;
 }
 
@@ -117,7 +116,6 @@ int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len
     pl_queue_put(pl, s, s->end_off + prefix_len, record, len);
     s->end_off += prefix_len + len;
     s->stats.records_queued++;
-    pl_deadline_update(pl);
     return (int64_t)number;
 }
 

@@ -144,7 +144,6 @@ int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t store
         r->host_mark = (uint64_t)stored_mark;
         pl_receiver_deliver(pl, r);
     }
-    pl_deadline_update(pl);
     return 0;
 }
 
@@ -289,7 +288,6 @@ int pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns)
     pl->stats.records_stored += n - r->stored_record;
     stored_to(pl, r, n);
     pl_receiver_deliver(pl, r);  /* room in the unstored ring may let more through */
-    pl_deadline_update(pl);
     return 0;
 }
 
