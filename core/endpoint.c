@@ -274,6 +274,12 @@ int pure_link_event_next(pure_link *pl, pure_link_event *ev) {
         if (pl->ev_count == 0) return 0;
     }
     *ev = pl->events[pl->ev_head];
+    if (ev->kind == PURE_LINK_EVENT_EPOCH) {  /* the secret leaves the queue with the event */
+        pure_link_event *slot = &pl->events[pl->ev_head];
+        memset(slot->secret, 0, sizeof slot->secret);
+        memset(slot->sender_public, 0, sizeof slot->sender_public);
+        memset(slot->receiver_public, 0, sizeof slot->receiver_public);
+    }
     if (pl->event_stage_end[pl->ev_head] != 0) pl->pool.stage_popped_end = pl->event_stage_end[pl->ev_head];
     pl->ev_head = (pl->ev_head + 1) % PL_EVENTS_MOST;
     pl->ev_count--;

@@ -2,6 +2,11 @@
  * in endpoint.c takes them out). */
 #include "internal.h"
 
+_Static_assert(offsetof(pure_link_event, secret) + 32 == offsetof(pure_link_event, sender_public) &&
+               offsetof(pure_link_event, sender_public) + 32 == offsetof(pure_link_event, receiver_public) &&
+               offsetof(pure_link_event, receiver_public) + 32 == sizeof(pure_link_event),
+               "an EPOCH event's keys close the struct");
+
 uint32_t pl_events_room(const pure_link *pl) { return PL_EVENTS_MOST - pl->ev_count; }
 
 pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind) {
@@ -10,7 +15,9 @@ pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind) {
     pure_link_event *ev = &pl->events[at];
     pl->event_stage_end[at] = 0;
     pl->ev_count++;
-    memset(ev, 0, sizeof *ev);
+    /* The keys at the struct's end are zero in every slot but an EPOCH event's, which
+     * pure_link_event_next wipes once taken: a RECORD does not clear its 96 bytes again. */
+    memset(ev, 0, offsetof(pure_link_event, secret));
     ev->kind = kind;
     ev->sender = -1;
     ev->stream = -1;

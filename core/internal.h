@@ -423,7 +423,7 @@ struct pure_link {
     uint32_t senders_used, runs_used;      /* slots [0, used) have ever been taken: loops over
                                               live objects stop there, not at the config's most */
 
-    pure_link_event events[PL_EVENTS_MOST];
+    pure_link_event events[PL_EVENTS_MOST];  /* zero at init; a slot's keys are zero but an EPOCH event's (event.c) */
     uint64_t event_stage_end[PL_EVENTS_MOST]; /* a RECORD copied to the hand-over ring: its end */
     uint32_t ev_head, ev_count;
     pl_pool pool;
