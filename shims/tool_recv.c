@@ -13,7 +13,7 @@
 #include "pl_store.h"
 
 #define REFUSALS_REMEMBERED 1024u  /* (peer, run) pairs whose refusal was logged */
-#define RUNS_PER_PEER_DEFAULT 4u   /* run slots per wired peer, shared by all peers (about 10 KiB
+#define RUNS_PER_PEER_DEFAULT 4u   /* run slots per wired peer, shared by all peers (about 2.4 KiB
                                       each; record bytes live in the receive pool) */
 #define PROGRESS_NS 250000000ull
 
