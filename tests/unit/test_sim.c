@@ -20,6 +20,7 @@
 #include "sim_tcp.h"
 #include "sim_trace.h"
 #include "sim_value.h"
+#include "sim_vopr.h"
 #include "sim_world.h"
 
 #define MS 1000000ull
@@ -849,6 +850,33 @@ static void run_same_seed_same_trace(void) {
     free_run(w3, sc3);
 }
 
+/* The campaign's check passes a clean run and names each invariant broken in it. */
+static void vopr_check_names_each_broken_invariant(void) {
+    static const char text[] = "duration: 10s\nstop_when_done: yes\npath.rate: 20Mbit\npath.delay: 5ms\n"
+                               "node: a\nnode: r\nlink: a > r\nsource: s\ninput: i\nrecord_bytes: 500\ncount: 200\n";
+    sim_scenario *sc;
+    sim_world *w = run_scenario(text, 1, &sc);
+    CHECK(w != NULL && w->error == NULL && w->links[0].done);
+    char why[SIM_VOPR_WHY_MOST];
+    CHECK(sim_vopr_check(w, 0, why, sizeof why) == 0 && why[0] == 0);
+    sim_node *r = &w->nodes[1];
+    r->duplicates_delivered = 1;
+    CHECK(sim_vopr_check(w, 0, why, sizeof why) == 1 && strstr(why, "duplicates 1") != NULL);
+    r->duplicates_delivered = 0;
+    r->out_of_order = 2;
+    r->epoch_rollbacks = 3;
+    CHECK(sim_vopr_check(w, 0, why, sizeof why) == 2 && strstr(why, "out of order 2") && strstr(why, "epoch_rollbacks 3"));
+    r->out_of_order = r->epoch_rollbacks = 0;
+    r->past.packets_received++; /* a datagram neither opened nor dropped */
+    CHECK(sim_vopr_check(w, 0, why, sizeof why) == 1 && strstr(why, "node r:") != NULL);
+    r->past.packets_received--;
+    w->links[0].host_stored--; /* a record the run finished sending and never stored */
+    CHECK(sim_vopr_check(w, 0, why, sizeof why) == 1 && strstr(why, "199 of 200 stored") != NULL);
+    CHECK(sim_vopr_check(w, 1, why, sizeof why) == 0); /* unless a node crashed */
+    w->links[0].host_stored++;
+    free_run(w, sc);
+}
+
 static void run_lossy_path_delivers_each_record_once(void) {
     /* Loss, reordering, duplication and corruption on both directions. */
     static const char text[] =
@@ -1337,6 +1365,7 @@ TEST_MAIN(TEST_CASE(engine_orders_by_time_then_sequence), TEST_CASE(engine_rando
           TEST_CASE(oracle_amplification_and_epochs), TEST_CASE(trace_is_json_seq_and_hashed),
           TEST_CASE(pcap_headers_have_valid_checksums), TEST_CASE(disk_syncs_in_order_and_crashes),
           TEST_CASE(disk_sync_failure_lands_whole_cut_or_nothing), TEST_CASE(store_fault_keys_parse),
+          TEST_CASE(vopr_check_names_each_broken_invariant),
           TEST_CASE(run_same_seed_same_trace), TEST_CASE(run_lossy_path_delivers_each_record_once),
           TEST_CASE(run_crash_and_restart_completes), TEST_CASE(run_event_limit_ends_with_error),
           TEST_CASE(run_timed_change_applies_from_its_time),
