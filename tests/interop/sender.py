@@ -17,7 +17,7 @@ Local choices (each one the spec leaves to the sender), named here:
     acknowledged packet; PTO = srtt + 4 rttvar + 25 ms (the receiver's ack delay
     bound), doubled per expiry; a PTO declares what is in flight lost and the next
     packet is a probe (4-byte number, protocol.md §2);
-  - (spec since: an OFFER in one packet at a time until its ACCEPT, protocol.md §3);
+  - RESPONSE and a later OFFER in one packet at a time (protocol.md §6, §3);
   - a new epoch after epoch_packets packets (default 2^22, protocol.md §3) or 120 s;
   - a PING probe is padded to 64 B, so that a receiver that forgot the run can answer
     it with LOST (protocol.md §7 size condition).
