@@ -125,9 +125,11 @@ static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_
 
 static void on_stored(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns) {
     uint64_t n = f->stored.stored;
+    /* Replies may be reordered: a count below the one heard is an older view, and its credit
+     * was for that count (spec/protocol.md "heard number"); a count never queued is junk. */
+    if (n < s->records_stored || n > s->records_end) return;
     s->credit = f->stored.credit;
-    if (n <= s->records_stored) return;
-    if (n > s->records_end) return;  /* stores what was never queued: ignore */
+    if (n == s->records_stored) return;
     s->stats.records_stored += n - s->records_stored;
     s->records_stored = n;
     s->stored_off = n == s->records_end ? s->end_off : s->record_start[n % s->records_most];

@@ -2,6 +2,7 @@
  * virtual time: transfer, epochs, loss, REFUSED, record size, run slots. */
 #include "harness.h"
 #include "link_loop.h"
+#include "internal.h"
 
 #define MS 1000000ull
 #define S 1000000000ull
@@ -91,6 +92,46 @@ static void slow_memo_write_epoch_0_one_packet_at_a_time(void) {
     CHECK_EQ_U(n.node[b].duplicates, 0);
     CHECK(c.epoch0 <= epoch0_before + 1);  /* the ACCEPT went at once after the write */
     CHECK(c.later >= 1);
+    ll_free(&n);
+}
+
+/* Holds back the receiver's first reply (dropped on the way, kept to come late). */
+typedef struct held_reply { int held; size_t len; uint8_t data[PURE_LINK_DATAGRAM_MOST]; } held_reply;
+static int hold_first_reply(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg) {
+    (void)n, (void)to;
+    held_reply *h = arg;
+    if (from != 1 || h->held) return 1;
+    h->held = 1, h->len = len;
+    memcpy(h->data, data, len);
+    return 0;
+}
+
+/* A STORED that comes late, behind one with a higher count, is an older view: its count
+ * and the credit that came with it are ignored, so the sender's limit stays the highest
+ * count heard plus its own credit. */
+static void late_stored_keeps_the_credit_of_the_highest_count(void) {
+    ll_net n;
+    ll_init(&n, 13, 10 * MS);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
+    int h = ll_link(&n, a, b, "out", "in", 7);
+    send_records(&n, a, h, 200, 100);
+    held_reply late = {0, 0, {0}};
+    n.tap = hold_first_reply, n.tap_arg = &late;
+    int64_t want = 200;
+    ll_run(&n, 5 * S, all_stored, &want);
+    CHECK_EQ_U(n.node[a].stored_seen[0], 200);
+    CHECK(late.held);
+    const pl_sender *s = &n.node[a].pl->senders[h];
+    uint64_t credit = s->credit;
+    CHECK(credit != PURE_LINK_CREDIT_FIRST);  /* the late reply's STORED: count 0, credit 1,024 */
+    pure_link_stats before = {.version = PURE_LINK_STATS_VERSION}, after = before;
+    CHECK(pure_link_stats_get(n.node[a].pl, h, &before) == 0);
+    pure_link_receive(n.node[a].pl, &n.node[b].addr, late.data, late.len, n.now_ns);
+    CHECK(pure_link_stats_get(n.node[a].pl, h, &after) == 0);
+    CHECK_EQ_U(after.packets_received, before.packets_received + 1);  /* it opened */
+    CHECK_EQ_U(s->credit, credit);
+    CHECK_EQ_U(s->records_stored, 200);
     ll_free(&n);
 }
 
@@ -359,4 +400,5 @@ TEST_MAIN(TEST_CASE(small_transfer_in_epoch_1), TEST_CASE(lossy_jittery_transfer
           TEST_CASE(three_outputs_three_run_keys), TEST_CASE(slow_host_pauses_delivery_at_the_unstored_bound),
           TEST_CASE(full_event_queue_loses_nothing), TEST_CASE(sixty_four_run_slots_per_peer),
           TEST_CASE(lost_trial_goes_again_at_pto),
-          TEST_CASE(slow_memo_write_epoch_0_one_packet_at_a_time))
+          TEST_CASE(slow_memo_write_epoch_0_one_packet_at_a_time),
+          TEST_CASE(late_stored_keeps_the_credit_of_the_highest_count))
