@@ -55,6 +55,8 @@
 #define PL_REPLY_BYTES_LEAST    64u    /* a reply is not started with less budget than this */
 #define PL_ACK_BYTES_LEAST      16u    /* room for an ACK with one range */
 #define PL_EPOCH_PACKETS_LIMIT  (1ull << 23) /* spec: a new epoch before this many packets */
+#define PL_RUN_PACKETS_DRAIN    (1ull << 31) /* spec: a run starts no new record from here on, */
+#define PL_RUN_PACKETS_MOST     (1ull << 32) /* and never sends this packet number (run.c) */
 #define PL_EPOCH_PACKETS_RESERVE (1ull << 16) /* the last packets under a key: OFFERs only */
 
 _Static_assert(PL_REPLAY_WINDOW % 64 == 0, "replay bitmap is in 64-bit words");
@@ -452,6 +454,9 @@ struct pure_link {
 
 #define PL_SENDER_KEYS(s) (&(s)->keys[(s)->key_cur])
 
+/* Does the sender's run start no new record (run.c)? */
+static inline int pl_sender_draining(const pl_sender *s) { return s->pn_next >= PL_RUN_PACKETS_DRAIN; }
+
 /* endpoint.c */
 void pl_config_resolve(const pure_link_config *in, pure_link_config *c);
 void pl_fatal(pure_link *pl, int code);
@@ -513,8 +518,11 @@ void pl_sender_offer_new(pure_link *pl, pl_sender *s, uint32_t epoch);
 void pl_sender_on_accept(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns);
 void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns);
 
-/* sender.c */
+/* run.c */
 pl_sender *pl_sender_by_run(pure_link *pl, uint64_t run);
+void pl_sender_clear(pure_link *pl, pl_sender *s);
+int pl_sender_run_start(pure_link *pl, pl_sender *s, uint64_t now_ns);
+void pl_sender_run_move(pure_link *pl, pl_sender *s, uint64_t now_ns);
 
 /* queue.c */
 int pl_queue_grow(pure_link *pl, pl_sender *s, uint64_t end);

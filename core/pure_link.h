@@ -195,13 +195,16 @@ typedef struct pure_link_sender_config {
 
 /* Opens a sender with a fresh random run.  Returns its handle (>= 0) or an error. */
 PURE_LINK_API int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uint64_t now_ns);
-/* Queues one record; the core copies the bytes.  Returns the record's number in this run
- * (>= 0), PURE_LINK_ERR_TOO_BIG above PURE_LINK_RECORD_MOST, PURE_LINK_ERR_FULL if the queue
+/* Queues one record; the core copies the bytes.  Returns the record's number, counted over
+ * the sender's runs (>= 0), PURE_LINK_ERR_TOO_BIG above PURE_LINK_RECORD_MOST, PURE_LINK_ERR_FULL if the queue
  * has no room (retry after RECORDS_STORED events). */
 PURE_LINK_API int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len, uint64_t now_ns);
 /* Stops taking records; the sender keeps delivering what is queued, then reports CLOSED. */
 PURE_LINK_API int pure_link_sender_close(pure_link *pl, int sender, uint64_t now_ns);
-/* The sender's run id (for logs and key logs). */
+/* The sender's current run id (for logs and key logs).  After 2^31 packets a run starts no
+ * new record; once its started records are stored the sender moves to a new run with a new
+ * id (spec/protocol.md §2): record numbers go on across the move, and the receiver's host
+ * sees a STREAM_OPEN for the new run whose `record` is the first record it carries. */
 PURE_LINK_API uint64_t pure_link_sender_run(const pure_link *pl, int sender);
 
 /* ---- Datagrams in and out. ---- */

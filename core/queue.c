@@ -68,6 +68,11 @@ void pl_queue_get(const pure_link *pl, const pl_sender *s, uint64_t off, uint8_t
 uint64_t pl_sender_credit_off(const pl_sender *s) {
     uint64_t limit = s->records_stored + s->credit;
     uint64_t off = limit >= s->records_end ? s->end_off : s->record_start[limit % s->records_most];
+    /* A draining run (run.c) finishes the records it started and starts no other. */
+    if (pl_sender_draining(s) && s->records_started < s->records_end) {
+        uint64_t unstarted = s->record_start[s->records_started % s->records_most];
+        if (unstarted < off) off = unstarted;
+    }
     /* spec/wire.md: never PL_STREAM_LEAD_MOST past the first unstored byte, so that 32-bit
      * offsets always decode. */
     uint64_t lead = s->stored_off + PL_STREAM_LEAD_MOST - 1;

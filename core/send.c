@@ -270,6 +270,8 @@ static int ready(pl_sender *s, uint64_t now_ns, int probe, unsigned pn_len, plan
 }
 
 int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns) {
+    pl_sender_run_move(pl, s, now_ns);
+    if (s->pn_next >= PL_RUN_PACKETS_MOST) return 0;  /* spec: a run sends fewer than 2^32 packets */
     int probe = s->probes_due > 0;
     s->pace_wait_ns = PL_NONE;
     uint64_t pn = s->pn_next;

@@ -20,19 +20,6 @@ static pl_sender *sender_of(pure_link *pl, int handle) {
     return s;
 }
 
-/* Sets the sender's epoch-0 keys and its first OFFER.  The static secret S is used only to
- * compute E(0) and is wiped. */
-static int sender_keys_start(pure_link *pl, pl_sender *s) {
-    uint8_t shared[32];
-    s->stats.x25519_ops++;
-    if (pl->crypto->x25519(shared, pl->static_secret, s->wiring.receiver_public) != 0) return -1;
-    pl_epoch0_secret(s->static_e0, shared);
-    memset(shared, 0, sizeof shared);
-    pl_sender_keys_wipe(pl, s);
-    pl_sender_set_epoch(pl, s, 0, s->static_e0);
-    return 0;
-}
-
 int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uint64_t now_ns) {
     assert(pl != NULL && pl->magic == PL_MAGIC && cfg != NULL);
     assert(now_ns >= pl->now_ns);
@@ -48,22 +35,8 @@ int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uin
         if (!pl->senders[i].open) s = &pl->senders[i];
     if (s == NULL) return PURE_LINK_ERR_FULL;
 
-    /* Clear the struct but keep the storage carved at init. */
-    uint32_t *block_table = s->block_table;
-    uint64_t *record_start = s->record_start;
-    pl_sent *sent = s->sent;
-    uint32_t queue_bytes = s->queue_bytes, records_most = s->records_most, sent_most = s->sent_most;
-    uint32_t table_most = s->table_most;
-    int handle = s->handle;
     assert(s->blocks_held == 0);  /* a sender closes only with everything stored */
-    memset(s, 0, sizeof *s);
-    s->block_table = block_table, s->record_start = record_start, s->sent = sent;
-    s->queue_bytes = queue_bytes, s->records_most = records_most, s->sent_most = sent_most;
-    s->table_most = table_most;
-    s->handle = handle;
-    if ((uint32_t)handle + 1 > pl->senders_used) pl->senders_used = (uint32_t)handle + 1;
-    memset(s->sent, 0, (size_t)s->sent_most * sizeof s->sent[0]);
-
+    pl_sender_clear(pl, s);
     s->wiring = *cfg;
     s->wiring.source = NULL;
     s->wiring.input = NULL;
@@ -71,28 +44,13 @@ int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uin
     memcpy(s->input, cfg->input, input_len);
     s->source_len = source_len;
     s->input_len = input_len;
-    do pl_random(pl, &s->run, sizeof s->run); while (s->run == 0 || pl_sender_by_run(pl, s->run) != NULL);
     s->open = 1;
-    s->largest_acked = PL_NONE;
-    s->pn_anchor = PL_NONE;
-    s->largest_reply_pn = PL_NONE;
-    s->trial_pn = PL_NONE;
-    s->credit = PURE_LINK_CREDIT_FIRST;
     s->stats.version = PURE_LINK_STATS_VERSION;
-    pl_rangeset_init(&s->resend, s->resend_store, PL_RESEND_RANGES_MOST);
-    pl_rtt_init(&s->rtt, PL_RTT_NS_INITIAL);
-    pl_rack_init(&s->rack);
-    pl_cc_init(&s->cc, pl->config.congestion, PURE_LINK_DATAGRAM_MOST);
-    pl_cc_seed(&s->cc, s->run);  /* senders do not probe in step */
-    pl_pacer_init(&s->pacer, PURE_LINK_DATAGRAM_MOST, now_ns);
-    s->loss_time_ns = PL_NONE;
-    for (int t = 0; t < PL_ST_COUNT; t++) s->timers[t] = PL_NONE;
-    if (sender_keys_start(pl, s) != 0) {
+    if (pl_sender_run_start(pl, s, now_ns) != 0) {
         s->open = 0;
         return PURE_LINK_ERR_CRYPTO;
     }
     pl->senders_open++;
-    pl_sender_offer_new(pl, s, 1);
     return s->handle;
 }
 
@@ -132,11 +90,4 @@ int pure_link_sender_close(pure_link *pl, int sender, uint64_t now_ns) {
     s->closing = 1;
     pl_sender_check_closed(pl, s);
     return 0;
-}
-
-/* The open sender of a run, or NULL (replies name their run). */
-pl_sender *pl_sender_by_run(pure_link *pl, uint64_t run) {
-    for (uint32_t i = 0; i < pl->senders_used; i++)
-        if (pl->senders[i].open && pl->senders[i].run == run) return &pl->senders[i];
-    return NULL;
 }
