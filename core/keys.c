@@ -115,8 +115,10 @@ void pl_nonce(uint8_t nonce[12], const uint8_t iv[12], uint64_t pn) {
     assert(nonce != NULL && iv != NULL);
     /* Per packet on both sides: the first 4 bytes are the iv's, the last 8 take the pn
      * (big-endian), XORed as one 64-bit word. */
-    uint8_t be[8];
-    for (unsigned i = 0; i < 8; i++) be[i] = (uint8_t)(pn >> (56 - 8 * i));
+    /* Written out, the eight stores merge into one (a loop of byte stores that the word
+     * load then reads could not be forwarded, and stalled every packet). */
+    const uint8_t be[8] = {(uint8_t)(pn >> 56), (uint8_t)(pn >> 48), (uint8_t)(pn >> 40), (uint8_t)(pn >> 32),
+                           (uint8_t)(pn >> 24), (uint8_t)(pn >> 16), (uint8_t)(pn >> 8),  (uint8_t)pn};
     uint64_t x, y;
     memcpy(&x, iv + 4, 8);
     memcpy(&y, be, 8);
