@@ -38,7 +38,8 @@ static size_t latency(const sim_world *w, const sim_link *only, double *p50, dou
     for (uint32_t i = 0; i < w->link_count; i++) {
         const sim_link *l = &w->links[i];
         if (only != NULL && only != l) continue;
-        memcpy(all + k, l->latency_ns, l->latency_count * sizeof *all);
+        /* A link without samples has no array, and memcpy from NULL is undefined even for 0 B. */
+        if (l->latency_count) memcpy(all + k, l->latency_ns, l->latency_count * sizeof *all);
         k += l->latency_count;
     }
     *p50 = ms(sim_percentile(all, n, 50));
