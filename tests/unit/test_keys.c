@@ -143,6 +143,66 @@ static void no_memo_lost_recovery_no_nonce_reuse(void) {
     ll_free(&n);
 }
 
+/* Without a memo, when the host stored more than the sender heard (its STOREDs were lost):
+ * the sender binds again from the last count it heard (k), the host's mark is m > k.  The
+ * receiver must find record m's start by parsing k..m-1 from their prefixes, so STORED
+ * counts only what the parse has passed (spec/protocol.md §4.2): had it said m at once, the
+ * sender would let go of bytes the receiver still needs, and no STREAM with base m follows.
+ * Records of distinct lengths, so that a wrong start shows as a wrong record. */
+typedef struct mark_watch { int block_replies; uint64_t bad_records; } mark_watch;
+static int block_replies_tap(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg) {
+    (void)n, (void)to, (void)data, (void)len;
+    const mark_watch *w = arg;
+    return !(w->block_replies && from == 1);
+}
+static mark_watch *mark_watch_of;
+static void mark_record_check(ll_net *n, int node, const pure_link_event *ev) {
+    (void)n, (void)node;
+    size_t want_len = 100 + (size_t)(ev->record % 37);
+    int ok = ev->len + ev->len2 == want_len;
+    for (size_t i = 0; ok && i < ev->len; i++) ok = ev->data[i] == (uint8_t)ev->record;
+    for (size_t i = 0; ok && i < ev->len2; i++) ok = ev->data2[i] == (uint8_t)ev->record;
+    if (!ok) mark_watch_of->bad_records++;
+}
+
+static void no_memo_host_mark_above_sender_base(void) {
+    ll_net n;
+    ll_init(&n, 17, 5 * MS);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    CHECK(ll_wire(&n, b, a, "*") >= 0);
+    CHECK(ll_link(&n, a, b, "out", "in", 7) == 0);
+    mark_watch mw = {0, 0};
+    mark_watch_of = &mw;
+    n.tap = block_replies_tap, n.tap_arg = &mw, n.on_record = mark_record_check;
+    uint8_t rec[200];
+    for (int i = 0; i < 600; i++) {
+        memset(rec, (uint8_t)i, sizeof rec);
+        CHECK(pure_link_send(n.node[a].pl, 0, rec, 100 + (size_t)(i % 37), n.now_ns) == i);
+    }
+    want w = {1, 50};
+    ll_run(&n, 10 * S, stored_all, &w);
+    CHECK(stored_all(&n, &w));
+    mw.block_replies = 1;  /* the host goes on storing; the sender hears none of it */
+    ll_run(&n, n.now_ns + 3 * S, NULL, NULL);
+    int64_t k = n.node[a].stored_seen[0], m = 0;
+    for (int i = 0; i < LL_STREAMS; i++)
+        if (n.node[b].streams[i].run != 0) m = n.node[b].streams[i].stored;
+    fprintf(stderr, "  sender heard %lld stored, host holds %lld\n", (long long)k, (long long)m);
+    CHECK(m > k + 1);
+    uint64_t delivered = n.node[b].records_delivered;
+    CHECK(ll_restart(&n, b) == 0);
+    mw.block_replies = 0;
+    w.each = 600;
+    ll_run(&n, n.now_ns + 30 * S, stored_all, &w);
+    CHECK(stored_all(&n, &w));
+    CHECK(stats_of(&n, b).lost_notices_sent >= 1);
+    CHECK_EQ_U(n.node[b].records_delivered - delivered, 600 - (uint64_t)m);  /* none below the mark */
+    CHECK_EQ_U(n.node[b].duplicates, 0);
+    CHECK_EQ_U(n.node[b].out_of_order, 0);
+    CHECK_EQ_U(mw.bad_records, 0);
+    ll_free(&n);
+}
+
 /* Every packet of a finished transfer replayed after a receiver restart (with memo): no
  * record delivered again, no epoch rolled back (later records flow without LOST or X25519). */
 typedef struct capture { uint8_t (*pkt)[PURE_LINK_DATAGRAM_MOST]; size_t *len; int count, most; } capture;
@@ -516,6 +576,7 @@ static void sender_wipes_previous_keys_after_10s(void) {
 }
 
 TEST_MAIN(TEST_CASE(memo_restart_no_lost_no_x25519), TEST_CASE(no_memo_lost_recovery_no_nonce_reuse),
+          TEST_CASE(no_memo_host_mark_above_sender_base),
           TEST_CASE(replay_after_restart_delivers_nothing), TEST_CASE(address_change_mid_transfer),
           TEST_CASE(spoofed_address_never_validated), TEST_CASE(epoch_change_mid_transfer),
           TEST_CASE(memo_torn_writes_old_or_new), TEST_CASE(lost_size_condition_and_rate_at_the_edge),
