@@ -20,14 +20,15 @@
  * queue; our paced packets seldom do), so our loss rate stays far below the threshold
  * while it backs off again and again.  A loss round with any loss whose every RTT sample
  * showed a standing queue is therefore congested too: it cuts inflight_lo (and, once per
- * ProbeBW cycle, inflight_hi) to 70 % as a CUBIC flow cuts its window, and forgets the
- * bandwidth peaks measured while the other flow was backing off.  Two more rules keep the
- * probing in step with such a flow: probes come no more often than a CUBIC flow of our
- * BDP regains its window (its K), and UP, while inflight_hi caps the window, lasts until
- * the bandwidth stops growing.  Random loss on an uncongested path comes with no
- * standing queue and still changes nothing.  Our loss rate is counted per loss round from
- * the losses the sender declares (pl_cc_bbr_on_lost) and the bytes it acknowledges; the
- * draft's per-sample rs.lost would need the sender to keep a lost count per packet.
+ * ProbeBW cycle, inflight_hi) to 70 % as a CUBIC flow cuts its window, and bw_lo as the
+ * draft's loss response does.  Two more rules keep the probing in step with such a flow:
+ * probes come no more often than a CUBIC flow of our BDP regains its window (its K), and
+ * UP, while inflight_hi caps the window, goes on raising it (1, 2, 4, ... datagrams per
+ * round) until loss ends it, as the draft's UP does.  Random loss on an uncongested path
+ * comes with no standing queue and still changes nothing.  Our loss rate is counted per
+ * loss round from the losses the sender declares (pl_cc_bbr_on_lost) and the bytes it
+ * acknowledges; the draft's per-sample rs.lost would need the sender to keep a lost count
+ * per packet.
  *
  * The seed's undo rule: when every loss of an episode turns out late, the bounds return
  * to what they were when the episode began (pl_cc_bbr_undo).
@@ -219,17 +220,13 @@ static void pl_bbr_reset_lower_bounds(pl_cc_bbr *b) {
     b->inflight_lo = PL_BBR_NONE;
 }
 
-/* Loss from a standing queue, below the loss threshold: the bandwidth peaks in the filter
- * were measured while another flow was backing off, so the filter keeps no more than this
- * round delivered; and the window falls to 70 % of its bound with no floor, as a
- * loss-based flow's would (the bandwidth bound stays: the window alone drains the queue,
- * and a flow alone on the path keeps its rate). */
+/* Loss from a standing queue, below the loss threshold: the window falls to 70 % of its
+ * bound with no floor, as a loss-based flow's would, and bw_lo as the draft cuts it for
+ * loss (to 70 %, never below what the round delivered).  The max-bw filter keeps its
+ * peaks: clamping it to what a round delivered ratchets it down, since the rounds that
+ * see queue loss are often DOWN's or ProbeRTT's, which send below the estimate. */
 static void pl_bbr_cut_for_queue_loss(pl_cc_bbr *b) {
-    uint64_t latest = pl_max64(b->bw_latest, 1);
-    b->bw_slot[0] = pl_min64(b->bw_slot[0], latest);
-    b->bw_slot[1] = pl_min64(b->bw_slot[1], latest);
-    b->max_bw = pl_max64(b->bw_slot[0], b->bw_slot[1]);
-    b->bw_lo = pl_min64(b->bw_lo, b->max_bw);
+    b->bw_lo = pl_max64(b->bw_latest, pl_bbr_percent(b->bw_lo, PL_BBR_BETA_PERCENT));
     b->inflight_lo = pl_bbr_percent(b->inflight_lo, PL_BBR_BETA_PERCENT);
 }
 
@@ -254,13 +251,18 @@ static void pl_bbr_update_congestion_signals(pl_cc_state *s, const pl_rate_sampl
     pl_bbr_update_max_bw(b, rs);
     if (!b->loss_round_start) return;
     /* Loss from a standing queue outside a probe lowers the long-term bound too, once per
-     * ProbeBW cycle: one cut per episode, as a loss-based flow makes, and the probe that
-     * follows can raise it again.  (Not from "none": that bound comes from probes; and a
-     * probe's own loss sets it to the flight that lost, pl_bbr_handle_too_high.) */
+     * ProbeBW cycle: one cut per episode to 70 %, as a loss-based flow makes, and the
+     * probe that follows can raise it again.  When the probe's own loss has already set
+     * the bound to the flight that lost (pl_bbr_handle_too_high), the cut is from the bound
+     * the probe had reached, as a CUBIC flow cuts from its window when it sees the loss;
+     * it never raises the bound.  (Not from "none": that bound comes from probes.) */
     if (b->loss_round_queue_loss && b->full_bw_reached && !pl_bbr_probing_bw(b) && b->inflight_hi != PL_BBR_NONE &&
         !b->inflight_hi_queue_cut) {
-        b->inflight_hi = pl_max64(pl_bbr_percent(b->inflight_hi, PL_BBR_BETA_PERCENT), pl_bbr_min_pipe(b));
+        uint64_t base = b->inflight_hi_cycle != PL_BBR_NONE ? b->inflight_hi_cycle : b->inflight_hi;
+        uint64_t cut = pl_max64(pl_bbr_percent(base, PL_BBR_BETA_PERCENT), pl_bbr_min_pipe(b));
+        b->inflight_hi = pl_min64(b->inflight_hi, cut);
         b->inflight_hi_queue_cut = 1;
+        b->inflight_hi_cut_delivered = b->delivered;
     }
     if (b->loss_round_congested || b->loss_round_queue_loss) pl_bbr_adapt_lower_bounds(s);
 }
@@ -333,10 +335,12 @@ static uint64_t pl_bbr_cbrt(uint64_t x) {
     return lo;
 }
 
-/* How long a CUBIC flow with half our BDP takes to regain its window after a loss (its
- * K).  Probing much more often than that takes from such a flow what it has not yet had
- * the time to win back: at long RTTs this, not 2 s, sets the pace.  (Half: measured; with
- * the whole BDP, BBR yields too much to a paced CUBIC flow at RTT 100 ms.) */
+/* How long a CUBIC flow with our BDP takes to regain its window after a loss (its K).
+ * Probing much more often than that takes from such a flow what it has not yet had the
+ * time to win back: at long RTTs this, not 2 s, sets the pace.  (Half the BDP served
+ * while UP ended at its first round; now that UP runs until loss, each probe takes more,
+ * and with half the BDP BBR takes 0.64 of the path from TCP CUBIC at RTT 100 ms on
+ * some seeds.) */
 static uint64_t pl_bbr_cubic_epoch_ns(const pl_cc_bbr *b) {
     uint64_t datagrams = pl_bbr_bdp_multiple(b, b->bw, PL_BBR_CUBIC_K_BDP_GAIN) / b->mss;
     datagrams = pl_min64(datagrams, PL_BBR_CUBIC_K_DATAGRAMS_MOST);
@@ -370,6 +374,7 @@ static void pl_bbr_start_refill(pl_cc_bbr *b) {
     /* A probe tests the path afresh: the lower bounds from earlier loss no longer hold. */
     pl_bbr_reset_lower_bounds(b);
     b->inflight_hi_queue_cut = 0;
+    b->inflight_hi_cycle = PL_BBR_NONE;
     b->bw_probe_up_rounds = 0;
     b->bw_probe_up_acks = 0;
     b->ack_phase = PL_BBR_ACKS_REFILLING;
@@ -391,8 +396,8 @@ static void pl_bbr_start_up(pl_cc_state *s, uint64_t now_ns) {
     pl_bbr_start_round(b);
     b->cycle_stamp_ns = now_ns;
     b->mode = PL_BBR_PROBE_BW_UP;
-    b->up_bw = b->max_bw;
-    b->up_plateau_rounds = 0;
+    b->up_capped_this_round = 0;
+    b->up_capped_last_round = 0;
     pl_bbr_raise_inflight_hi_slope(s);
 }
 
@@ -403,7 +408,15 @@ static int pl_bbr_cwnd_limited(const pl_cc_state *s, const pl_rate_sample *rs) {
 
 static void pl_bbr_probe_inflight_hi_upward(pl_cc_state *s, const pl_rate_sample *rs) {
     pl_cc_bbr *b = &s->algo.bbr;
-    if (!pl_bbr_cwnd_limited(s, rs) || s->cwnd_bytes < b->inflight_hi) {
+    /* Judged before the raise below: the window this ACK found is the one set for the old
+     * inflight_hi, and the raise must not make the bound look as if it no longer capped. */
+    int capped = pl_bbr_cwnd_limited(s, rs) && s->cwnd_bytes >= b->inflight_hi;
+    if (b->round_start) {
+        b->up_capped_last_round = b->up_capped_this_round;
+        b->up_capped_this_round = 0;
+    }
+    if (capped) b->up_capped_this_round = 1;
+    if (!capped) {
         b->bw_probe_up_acks = 0; /* inflight_hi is not what limits: nothing to learn */
         return;
     }
@@ -422,6 +435,7 @@ static void pl_bbr_handle_too_high(pl_cc_state *s, const pl_rate_sample *rs, uin
     b->bw_probe_samples = 0;
     if (!rs->is_app_limited) {
         uint64_t floor = pl_bbr_percent(pl_bbr_target_inflight(s), PL_BBR_BETA_PERCENT);
+        if (b->inflight_hi_cycle == PL_BBR_NONE) b->inflight_hi_cycle = b->inflight_hi;
         b->inflight_hi = pl_max64(rs->tx_in_flight_bytes, floor);
     }
     if (b->mode == PL_BBR_PROBE_BW_UP) pl_bbr_start_down(b, now_ns);
@@ -441,7 +455,10 @@ static void pl_bbr_adapt_upper_bounds(pl_cc_state *s, const pl_rate_sample *rs, 
         return;
     }
     if (b->inflight_hi == PL_BBR_NONE) return;
-    if (rs->tx_in_flight_bytes > b->inflight_hi) b->inflight_hi = rs->tx_in_flight_bytes;
+    /* A packet sent before a cut for queue loss carries the flight that lost: it may not
+     * undo the cut (its ACKs come in the round the cut is made). */
+    if (rs->tx_in_flight_bytes > b->inflight_hi && rs->prior_delivered_bytes >= b->inflight_hi_cut_delivered)
+        b->inflight_hi = rs->tx_in_flight_bytes;
     if (b->mode == PL_BBR_PROBE_BW_UP) pl_bbr_probe_inflight_hi_upward(s, rs);
 }
 
@@ -471,22 +488,14 @@ static int pl_bbr_check_time_to_cruise(const pl_cc_bbr *b, const pl_rate_sample 
 }
 
 /* UP normally ends after a round trip once the flight is a quarter above the BDP.  But
- * when another flow keeps a queue, the flight is that far above the BDP from the start,
- * and inflight_hi (the window's cap) would grow by one datagram per probe.  So while
- * inflight_hi caps the window, UP goes on until the bandwidth has failed to grow by a
- * quarter for PL_BBR_UP_PLATEAU_ROUNDS rounds (or loss ends it). */
-static int pl_bbr_up_capped_and_growing(pl_cc_state *s) {
-    pl_cc_bbr *b = &s->algo.bbr;
-    if (b->round_start) {
-        if (b->max_bw >= pl_bbr_percent(b->up_bw, PL_BBR_FULL_BW_GROWTH_PERCENT)) {
-            b->up_bw = b->max_bw;
-            b->up_plateau_rounds = 0;
-        } else if (b->up_plateau_rounds < UINT32_MAX) {
-            b->up_plateau_rounds++;
-        }
-    }
-    if (b->inflight_hi == PL_BBR_NONE || s->cwnd_bytes < b->inflight_hi) return 0;
-    return b->up_plateau_rounds < PL_BBR_UP_PLATEAU_ROUNDS;
+ * when another flow keeps a queue, the flight is that far above the BDP from the start.
+ * While inflight_hi is what caps the window, the bandwidth cannot show whether the path
+ * has more room, so UP goes on (the draft's rule), raising inflight_hi by 1, 2, 4, ...
+ * datagrams per round, until loss ends it or the window stops being capped.  Capped means
+ * in this round or the last, as the draft's is_cwnd_limited spans a round: one ACK that
+ * finds a gap in the pacing would otherwise end UP after its first round. */
+static int pl_bbr_up_capped(const pl_cc_bbr *b) {
+    return b->inflight_hi != PL_BBR_NONE && (b->up_capped_this_round || b->up_capped_last_round);
 }
 
 static void pl_bbr_update_probe_bw_phase(pl_cc_state *s, const pl_rate_sample *rs, int too_high, uint64_t now_ns) {
@@ -509,7 +518,7 @@ static void pl_bbr_update_probe_bw_phase(pl_cc_state *s, const pl_rate_sample *r
         }
         return;
     case PL_BBR_PROBE_BW_UP:
-        if (pl_bbr_up_capped_and_growing(s)) return;
+        if (pl_bbr_up_capped(b)) return;
         if (pl_bbr_elapsed_in_phase(b, b->min_rtt_ns, now_ns) &&
             rs->bytes_in_flight > pl_bbr_inflight(b, b->max_bw, PL_BBR_GAIN_UP_PACING))
             pl_bbr_start_down(b, now_ns);
@@ -643,6 +652,7 @@ void pl_cc_bbr_init(pl_cc_state *state, uint32_t mss) {
     b->mss = mss;
     b->bw_lo = PL_BBR_NONE;
     b->inflight_hi = PL_BBR_NONE;
+    b->inflight_hi_cycle = PL_BBR_NONE;
     b->inflight_lo = PL_BBR_NONE;
     b->min_rtt_ns = PL_BBR_NONE;
     b->probe_rtt_min_ns = PL_BBR_NONE;

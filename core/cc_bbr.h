@@ -46,12 +46,9 @@
  * sample stood at least min_rtt / 4 above the min RTT lost from a queue that stayed full
  * for the whole round: the path is shared with a flow that fills the queue (or our own
  * estimate runs high), however small the loss rate.  Such a round cuts the window bounds
- * to 70 % (inflight_lo; and inflight_hi, once per ProbeBW cycle, outside probes), with no
- * floor at what the round delivered, and forgets the peak bandwidth samples. */
+ * to 70 % (inflight_lo; and inflight_hi, once per ProbeBW cycle, outside probes, unless a
+ * probe's loss already set it), with no floor at what the round delivered. */
 #define PL_BBR_QUEUE_LOSS_RTT_DIVISOR 4u
-/* ProbeBW UP ends, while inflight_hi is what caps the window, only once the bandwidth
- * failed to grow by a quarter for this many rounds. */
-#define PL_BBR_UP_PLATEAU_ROUNDS 3u
 
 /* Startup ends when three rounds in a row grew the bandwidth by less than 25 %, or when a
  * round lost at least 6 packets at a loss rate above the threshold. */
@@ -67,7 +64,7 @@
 #define PL_BBR_PROBE_RTT_DURATION_NS 200000000ull
 /* ProbeRTT is skipped when the interval's least RTT came within min_rtt / 8 of the min. */
 #define PL_BBR_PROBE_RTT_SIMILAR_DIVISOR 8u
-/* Between bandwidth probes: 2 s, or the time a CUBIC flow with half our BDP takes to regain
+/* Between bandwidth probes: 2 s, or the time a CUBIC flow with our BDP takes to regain
  * its window after a loss if longer (K = cbrt(W (1 - beta) / C) s, beta 0.7, C 0.4, W in
  * datagrams), plus up to 1 s at random (so flows do not synchronise); or sooner, after as
  * many rounds as a Reno flow needs to grow by the BDP (at most 63). */
@@ -75,7 +72,7 @@
 #define PL_BBR_CUBIC_K_NUMERATOR 3u   /* (1 - beta) / C = 0.3 / 0.4 */
 #define PL_BBR_CUBIC_K_DENOMINATOR 4u
 #define PL_BBR_CUBIC_K_DATAGRAMS_MOST 1000000ull /* bounds the cube root's argument */
-#define PL_BBR_CUBIC_K_BDP_GAIN 50u   /* W = half the BDP (in PL_BBR_GAIN_UNIT) */
+#define PL_BBR_CUBIC_K_BDP_GAIN 100u  /* W = the BDP (in PL_BBR_GAIN_UNIT) */
 #define PL_BBR_NS_PER_MS 1000000ull
 #define PL_BBR_PROBE_WAIT_NS_RANDOM 1000000000ull
 #define PL_BBR_RENO_ROUNDS_MOST 63u
@@ -104,7 +101,7 @@ _Static_assert(PL_BBR_PROBE_RTT_INTERVAL_NS < PL_BBR_MIN_RTT_WINDOW_NS,
                "ProbeRTT refreshes the min RTT before the filter forgets it");
 _Static_assert(PL_BBR_BW_FILTER_CYCLES == 2, "the filter is two slots");
 _Static_assert(PL_BBR_PROBE_UP_ROUNDS_MOST < 64, "a shift of 1");
-_Static_assert(PL_BBR_QUEUE_LOSS_RTT_DIVISOR > 0 && PL_BBR_UP_PLATEAU_ROUNDS > 0, "a queue, a plateau");
+_Static_assert(PL_BBR_QUEUE_LOSS_RTT_DIVISOR > 0, "a queue");
 _Static_assert(PL_BBR_CUBIC_K_DATAGRAMS_MOST * PL_BBR_CUBIC_K_NUMERATOR * 1000000000ull < (1ull << 63),
                "K's argument in ms^3 fits");
 
@@ -137,6 +134,8 @@ typedef struct pl_cc_bbr {
     uint64_t inflight_hi;            /* upper bound on the flight; PL_BBR_NONE: none */
     uint64_t inflight_lo;            /* lower bound from loss; PL_BBR_NONE: none */
     uint64_t inflight_latest;        /* max delivered-per-sample in this loss round */
+    uint64_t inflight_hi_cut_delivered; /* the delivered count at the last queue-loss cut of it */
+    uint64_t inflight_hi_cycle;      /* inflight_hi before this cycle's probe loss; PL_BBR_NONE: none */
     uint64_t min_rtt_ns;             /* PL_BBR_NONE: no sample yet */
     uint64_t min_rtt_stamp_ns;
     uint64_t probe_rtt_min_ns;       /* least RTT since probe_rtt_min_stamp_ns */
@@ -165,8 +164,8 @@ typedef struct pl_cc_bbr {
     uint64_t bw_probe_up_acks;
     uint32_t bw_probe_up_rounds;
     uint32_t cycle_count;
-    uint64_t up_bw;                  /* UP: the bandwidth at the last quarter's growth */
-    uint32_t up_plateau_rounds;      /* UP: rounds since then */
+    uint8_t up_capped_this_round;    /* UP: inflight_hi capped the window in this round */
+    uint8_t up_capped_last_round;    /* ... in the round before */
     /* ProbeRTT. */
     uint64_t probe_rtt_done_ns;      /* 0: not yet armed */
     uint64_t prior_cwnd;             /* the window before ProbeRTT */
@@ -181,7 +180,7 @@ typedef struct pl_cc_bbr {
     uint8_t loss_round_start;        /* this sample began a loss round */
     uint8_t loss_round_congested;    /* the loss round just ended lost above the threshold */
     uint8_t loss_round_queue_loss;   /* ... or lost anything from a standing queue */
-    uint8_t inflight_hi_queue_cut;   /* inflight_hi was cut for queue loss in this cycle */
+    uint8_t inflight_hi_queue_cut;   /* inflight_hi was cut for loss in this cycle */
     uint8_t bw_probe_samples;        /* samples now reflect a bandwidth probe */
     uint8_t probe_rtt_round_done;
     uint8_t probe_rtt_expired;

@@ -675,8 +675,11 @@ static void queue_loss_below_threshold_cuts_the_window(void) {
     CHECK(sbbr(&s)->inflight_lo != NONE);
     CHECK(sbbr(&s)->inflight_lo <= cwnd * PL_BBR_BETA_PERCENT / 100 + MSS); /* no floor at the round's flight */
     CHECK(pl_cc_cwnd(&s.cc) <= sbbr(&s)->inflight_lo);
-    /* The 40 Mbit/s peak is forgotten: the filter holds what the round delivered. */
-    CHECK_EQ_U(sbbr(&s)->max_bw, MBIT(30));
+    /* The filter keeps its 40 Mbit/s peak; bw_lo, as the draft cuts it, holds what the
+     * round delivered (above 70 % of the peak), and the model steers by it. */
+    CHECK_EQ_U(sbbr(&s)->max_bw, MBIT(40));
+    CHECK_EQ_U(sbbr(&s)->bw_lo, MBIT(30));
+    CHECK_EQ_U(sbbr(&s)->bw, MBIT(30));
     CHECK(sbbr(&s)->inflight_hi == NONE); /* never cut from "none" */
 }
 
@@ -697,6 +700,22 @@ static void queue_loss_cuts_inflight_hi_once_per_cycle(void) {
     CHECK_EQ_U(sbbr(&s)->inflight_hi, 100ull * MSS * PL_BBR_BETA_PERCENT / 100);
 }
 
+static void queue_loss_cut_holds_against_earlier_flights(void) {
+    syn s;
+    syn_init(&s, MBIT(40), 20 * MS);
+    syn_to_probe_bw(&s, 68);
+    s.cc.state.algo.bbr.inflight_hi = 100ull * MSS;
+    /* Rounds of 99 packets, 1 lost (1 %): every ACK of the round that is cut carries a
+     * flight of 99 datagrams (none above inflight_hi before), sent before the cut; none of
+     * them undoes it. */
+    s.rtt_ns = 30 * MS;
+    syn_round(&s, 99, 0, 0);
+    syn_round(&s, 98, 1, 0);
+    CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
+    CHECK_EQ_U(sbbr(&s)->inflight_hi, 100ull * MSS * PL_BBR_BETA_PERCENT / 100);
+    CHECK(pl_cc_cwnd(&s.cc) <= sbbr(&s)->inflight_hi);
+}
+
 static void queue_loss_needs_a_standing_queue(void) {
     syn s;
     syn_init(&s, MBIT(40), 20 * MS);
@@ -710,18 +729,18 @@ static void queue_loss_needs_a_standing_queue(void) {
     CHECK_EQ_U(sbbr(&s)->max_bw, MBIT(40));
 }
 
-/* The wait between probes is at least the K of a CUBIC flow with half our BDP. */
+/* The wait between probes is at least the K of a CUBIC flow with our BDP. */
 static void probe_wait_follows_the_cubic_epoch(void) {
     syn s;
-    /* 50 Mbit/s, RTT 100 ms: half the BDP is 215 datagrams, K = cbrt(215 * 0.75) = 5.4 s. */
+    /* 50 Mbit/s, RTT 100 ms: the BDP is 430 datagrams, K = cbrt(430 * 0.75) = 6.85 s. */
     syn_init(&s, MBIT(50), 100 * MS);
     syn_to_probe_bw(&s, 430);
     CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
-    CHECK(sbbr(&s)->bw_probe_wait_ns >= 5400 * MS);
-    CHECK(sbbr(&s)->bw_probe_wait_ns < 5500 * MS + PL_BBR_PROBE_WAIT_NS_RANDOM);
-    /* 10 Mbit/s, RTT 20 ms: K = cbrt(8 * 0.75) = 1.8 s, below the 2 s base. */
-    syn_init(&s, MBIT(10), 20 * MS);
-    syn_to_probe_bw(&s, 17);
+    CHECK(sbbr(&s)->bw_probe_wait_ns >= 6800 * MS);
+    CHECK(sbbr(&s)->bw_probe_wait_ns < 6900 * MS + PL_BBR_PROBE_WAIT_NS_RANDOM);
+    /* 6 Mbit/s, RTT 20 ms: K = cbrt(10 * 0.75) = 1.9 s, below the 2 s base. */
+    syn_init(&s, MBIT(6), 20 * MS);
+    syn_to_probe_bw(&s, 10);
     CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
     CHECK(sbbr(&s)->bw_probe_wait_ns >= PL_BBR_PROBE_WAIT_NS_BASE);
     CHECK(sbbr(&s)->bw_probe_wait_ns < PL_BBR_PROBE_WAIT_NS_BASE + PL_BBR_PROBE_WAIT_NS_RANDOM);
@@ -855,7 +874,8 @@ TEST_MAIN(TEST_CASE(interface_selects_bbr), TEST_CASE(rounds_count_by_delivered)
           TEST_CASE(loss_below_threshold_is_noise), TEST_CASE(loss_above_threshold_bounds_inflight),
           TEST_CASE(loss_lowers_bw_lo_and_the_pacing_rate), TEST_CASE(loss_in_a_probe_sets_inflight_hi),
           TEST_CASE(queue_loss_below_threshold_cuts_the_window),
-          TEST_CASE(queue_loss_cuts_inflight_hi_once_per_cycle), TEST_CASE(queue_loss_needs_a_standing_queue),
+          TEST_CASE(queue_loss_cuts_inflight_hi_once_per_cycle), TEST_CASE(queue_loss_cut_holds_against_earlier_flights),
+          TEST_CASE(queue_loss_needs_a_standing_queue),
           TEST_CASE(probe_wait_follows_the_cubic_epoch), TEST_CASE(random_loss_1pct_keeps_rate), TEST_CASE(random_loss_10pct_cuts_inflight),
           TEST_CASE(shares_with_cubic_rtt_20ms), TEST_CASE(shares_with_cubic_rtt_100ms),
           TEST_CASE(undo_restores_bounds), TEST_CASE(undo_needs_every_loss_late),
