@@ -15,10 +15,22 @@ start_capture() {   # PORT FILE: tshark on lo with a port filter, until stop_cap
   i=0; until grep -q 'Capturing on' "$2.log"; do
     i=$((i + 1)); [ $i -le 200 ] || { echo "FAIL: tshark does not capture"; exit 1; }; sleep 0.05
   done
-  sleep 1   # "Capturing on" comes a little before the filter passes packets
+  # "Capturing on" comes before the filter passes packets, and how long before depends on
+  # the machine's load: send 1-byte probes (no pure-link packet; nothing listens yet) until
+  # one reaches the file, which the capture writes out packet by packet.
+  empty=$(stat -c %s "$2" 2>/dev/null || echo 0); i=0
+  while [ "$(stat -c %s "$2" 2>/dev/null || echo 0)" -le "$empty" ]; do
+    i=$((i + 1)); [ $i -le 400 ] || { echo "FAIL: the capture passes no packet"; exit 1; }
+    python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"p", ("127.0.0.1", int(sys.argv[1])))' "$1"
+    sleep 0.05
+  done
 }
-stop_capture() {
-  sleep 0.2; kill -INT $cap; wait $cap || true
+stop_capture() {  # FILE: once the file has stopped growing (the last packets written)
+  last=-1; i=0
+  while [ "$(stat -c %s "$1")" != "$last" ] && [ $i -lt 50 ]; do
+    last=$(stat -c %s "$1"); i=$((i + 1)); sleep 0.2
+  done
+  kill -INT $cap; wait $cap || true
 }
 wait_bound() {     # PORT: until a socket is bound to it (/proc/net/udp)
   hex=$(printf '%04X' "$1"); i=0
@@ -38,7 +50,7 @@ loopback_transfer() {
   wait_bound "$port"
   timeout 30 ${B:-build}/interop_sender send 7 "$port" $records > "$dir/out/sender.log"
   wait $rx
-  stop_capture
+  stop_capture "$dir/out/lo.pcapng"
   chmod a+r "$dir/out/lo.pcapng" "$dir/out/lo.keys"
   (cd /tmp && $tshark -n -r "$dir/out/lo.pcapng" -o "pure_link.keylog:$dir/out/lo.keys" \
     -T fields -e pure_link.decrypted -e pure_link.flags.r -e pure_link.stored.stored \
@@ -77,7 +89,7 @@ tool_transfer() {
     --input logs --shape 1 --generate 2000 --size 1KiB --keylog "$d/send.keys" \
     --stats="$d/send.json" --no-progress --deadline 20s
   kill -INT $rx; wait $rx
-  stop_capture
+  stop_capture "$d/tool.pcapng"
   cat "$d/send.keys" "$d/recv.keys" > "$d/keys.log"
   chmod -R a+rX "$d"
   (cd /tmp && $tshark -n -r "$d/tool.pcapng" -o "pure_link.keylog:$d/keys.log" \
