@@ -340,7 +340,9 @@ typedef struct pure_link_stats {
      * no run slot free), stale_epoch (its epoch's keys are wiped), no_run (epoch >= 1 of
      * a run this receiver has no state for: LOST's case).  The other counters are not
      * datagrams: dropped_no_room counts packets whose record bytes were not kept,
-     * dropped_amplification replies held back by the 3x limit, and dropped_malformed also
+     * dropped_amplification the times a due reply was held back (it waits, nothing is
+     * discarded) because less than 64 B of the 3x allowance was left (a reply cut short to
+     * fit is not counted), and dropped_malformed also
      * counts, once, a run's record stream that failed to parse. */
     uint64_t dropped_bad_header, dropped_unknown_key, dropped_auth, dropped_replay,
              dropped_malformed, dropped_amplification, dropped_no_slot, dropped_stale_epoch,
