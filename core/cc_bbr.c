@@ -273,7 +273,11 @@ static void pl_bbr_bound_bw_for_model(pl_cc_bbr *b) { b->bw = pl_min64(b->max_bw
 
 static void pl_bbr_update_ack_aggregation(pl_cc_state *s, const pl_rate_sample *rs, uint64_t now_ns) {
     pl_cc_bbr *b = &s->algo.bbr;
-    if (b->round_start && ++b->extra_acked_slot_rounds >= PL_BBR_EXTRA_ACKED_SLOT_ROUNDS) {
+    /* In Startup the filter remembers about a round (its slots turn every round): the
+     * bandwidth estimate lags the doubling flight, and what the ACKs delivered beyond it is
+     * the growth the window must allow (the draft's one-round window in Startup). */
+    uint32_t slot_rounds = b->full_bw_reached ? PL_BBR_EXTRA_ACKED_SLOT_ROUNDS : PL_BBR_EXTRA_ACKED_SLOT_ROUNDS_STARTUP;
+    if (b->round_start && ++b->extra_acked_slot_rounds >= slot_rounds) {
         b->extra_acked_slot_rounds = 0;
         b->extra_acked_index ^= 1;
         b->extra_acked_slot[b->extra_acked_index] = 0;
@@ -609,10 +613,23 @@ static void pl_bbr_check_probe_rtt(pl_cc_state *s, const pl_rate_sample *rs, uin
 
 /* ---- Control: pacing rate and window ---- */
 
+/* The draft's initial pacing rate: Startup's gain over the initial window per round trip
+ * (the first RTT sample's; before any, pl_cc_bbr_pacing_rate leaves the sender unpaced). */
+static uint64_t pl_bbr_initial_pacing_rate(const pl_cc_bbr *b) {
+    if (b->min_rtt_ns == PL_BBR_NONE || b->min_rtt_ns == 0) return 0;
+    uint64_t window = (uint64_t)PL_CC_WINDOW_INITIAL_DATAGRAMS * b->mss;
+    uint64_t nominal = pl_min64(window * PL_BBR_NS_PER_S / b->min_rtt_ns, PL_BBR_BW_MOST);
+    return pl_bbr_percent(nominal, PL_BBR_GAIN_STARTUP_PACING);
+}
+
 static void pl_bbr_set_pacing_rate(pl_cc_bbr *b) {
     if (b->bw == 0) return;
     uint64_t rate = pl_bbr_percent(b->bw, pl_bbr_pacing_gain(b));
     rate = pl_bbr_percent(rate, 100 - PL_BBR_PACING_MARGIN_PERCENT);
+    /* A run's first sample is its single epoch-0 packet (protocol.md §3): one datagram per
+     * round trip says nothing of the path, yet paced at its rate the initial window would
+     * take ten round trips.  Startup starts from the initial pacing rate instead. */
+    if (!b->full_bw_reached) rate = pl_max64(rate, pl_bbr_initial_pacing_rate(b));
     /* Until the pipe is known to be full, the rate only rises: an early sample taken before
      * the pacer got going must not slow Startup down. */
     if (b->full_bw_reached || rate > b->pacing_rate) b->pacing_rate = rate;
@@ -630,8 +647,9 @@ static uint64_t pl_bbr_bound_for_model(const pl_cc_bbr *b) {
 static void pl_bbr_set_cwnd(pl_cc_state *s, const pl_rate_sample *rs) {
     pl_cc_bbr *b = &s->algo.bbr;
     uint64_t most = pl_bbr_inflight(b, b->bw, pl_bbr_cwnd_gain(b));
-    /* ACKs that arrive in bursts need the window to cover the burst (once the model is set). */
-    if (b->full_bw_reached) most = pl_min64(most + pl_bbr_extra_acked(b), PL_CC_WINDOW_MOST_BYTES);
+    /* ACKs that arrive in bursts, or ahead of Startup's lagging estimate, need the window to
+     * cover what they deliver. */
+    most = pl_min64(most + pl_bbr_extra_acked(b), PL_CC_WINDOW_MOST_BYTES);
     uint64_t cwnd = s->cwnd_bytes, acked = rs->newly_acked_bytes;
     uint64_t initial = (uint64_t)PL_CC_WINDOW_INITIAL_DATAGRAMS * b->mss;
     if (b->full_bw_reached) cwnd = pl_min64(cwnd + acked, most);

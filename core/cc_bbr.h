@@ -78,8 +78,10 @@
 #define PL_BBR_RENO_ROUNDS_MOST 63u
 /* The max-bw filter spans 2 ProbeBW cycles (its two slots). */
 #define PL_BBR_BW_FILTER_CYCLES 2u
-/* The ACK-aggregation filter spans 10 rounds, as two slots of 5. */
+/* The ACK-aggregation filter spans 10 rounds, as two slots of 5 (after Startup). */
 #define PL_BBR_EXTRA_ACKED_SLOT_ROUNDS 5u
+/* In Startup, slots of 1 round: the filter spans the last one or two rounds. */
+#define PL_BBR_EXTRA_ACKED_SLOT_ROUNDS_STARTUP 1u
 /* ProbeBW UP raises inflight_hi by 1, 2, 4, ... datagrams per round, at most 2^30. */
 #define PL_BBR_PROBE_UP_ROUNDS_MOST 30u
 /* The send quantum is a millisecond of pacing, 2 datagrams to 64 KiB. */

@@ -394,6 +394,38 @@ static void startup_exits_after_bw_stops_growing(void) {
     CHECK(sbbr(&s)->inflight_hi == NONE); /* no loss: no upper bound */
 }
 
+/* A run's first ACK is its single epoch-0 packet: one datagram per round trip.  Paced at
+ * that, the initial window would take ten round trips; Startup paces at least at its gain
+ * over the initial window per min RTT, and a better sample raises the rate. */
+static void startup_paces_from_the_initial_window(void) {
+    syn s;
+    syn_init(&s, MBIT(50), 100 * MS);
+    uint64_t one_packet_rate = (uint64_t)MSS * SEC / (100 * MS);
+    syn_ack(&s.cc, &s.rtt, &s.delivered, 0, MSS, one_packet_rate, 100 * MS, 0, 0, 100 * MS);
+    uint64_t initial = 10ull * MSS * SEC / (100 * MS) * PL_BBR_GAIN_STARTUP_PACING / 100;
+    CHECK_EQ_U(pl_cc_pacing_rate(&s.cc, &s.rtt), initial);
+    syn_ack(&s.cc, &s.rtt, &s.delivered, 0, MSS, MBIT(8), 100 * MS, 0, 0, 101 * MS);
+    CHECK_EQ_U(pl_cc_pacing_rate(&s.cc, &s.rtt), MBIT(8) * PL_BBR_GAIN_STARTUP_PACING / 100);
+}
+
+/* From the initial window on, every round trip of Startup delivers about twice the one
+ * before until the pipe is a quarter full (50 Mbit/s, RTT 100 ms, a queue of one BDP): the
+ * ACKs that run ahead of the lagging bandwidth estimate widen the window, so the estimate
+ * does not hold the growth back.  The pipe is full by the eighth round trip. */
+static void startup_doubles_per_round(void) {
+    tsim *t = tsim_new(MBIT(50), 100 * MS, MBIT(50) * 100 * MS / SEC, 0);
+    uint64_t before = 0, last = 0;
+    for (int k = 1; k <= 8; k++) {
+        tsim_run_until(t, (uint64_t)k * 100 * MS);
+        uint64_t acked = t->bytes_acked - before;
+        before = t->bytes_acked;
+        if (last > 0 && last < tsim_bdp(t) / 4) CHECK(acked * 10 >= last * 19);
+        last = acked;
+    }
+    CHECK_EQ_U(tbbr(t)->mode, PL_BBR_STARTUP);
+    CHECK(last >= tsim_bdp(t) * 95 / 100);
+}
+
 static void startup_app_limited_rounds_do_not_count(void) {
     syn s;
     syn_init(&s, MBIT(10), 20 * MS);
@@ -865,7 +897,8 @@ static void same_inputs_same_run(void) {
 }
 
 TEST_MAIN(TEST_CASE(interface_selects_bbr), TEST_CASE(rounds_count_by_delivered),
-          TEST_CASE(startup_exits_after_bw_stops_growing), TEST_CASE(startup_app_limited_rounds_do_not_count),
+          TEST_CASE(startup_exits_after_bw_stops_growing), TEST_CASE(startup_paces_from_the_initial_window),
+          TEST_CASE(startup_doubles_per_round), TEST_CASE(startup_app_limited_rounds_do_not_count),
           TEST_CASE(startup_exits_on_heavy_loss), TEST_CASE(drain_empties_the_queue),
           TEST_CASE(startup_exit_round_in_path), TEST_CASE(bw_filter_tracks_step_down),
           TEST_CASE(app_limited_samples_only_raise_bw),
