@@ -193,7 +193,6 @@ static void carve(pure_link *pl, uint8_t *base, const layout *l) {
         s->sent_most = c->packets_in_flight_most;
         s->handle = (int)i;
     }
-    for (uint32_t i = 0; i < c->runs_most; i++) pl->runs[i].handle = (int)i;
     pl_pool *p = &pl->pool;
     p->store.blocks = l->blocks;
     p->store.free_stack = (uint32_t *)(void *)(base + l->pool_free);
@@ -230,9 +229,12 @@ pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_con
     layout l;
     layout_of(&c, &l);
     if (memory_bytes < l.total) return NULL;
-    /* Only the structs are cleared: the big buffers are written before they are read, and
-     * leaving them untouched keeps untouched pages of a lazily mapped block unmapped. */
-    memset(memory, 0, l.pool_free);
+    /* Only what is read before it is written is cleared: the endpoint, the senders, the memo
+     * mirror and the key cache's marks.  Peers and run slots are cleared one by one when first
+     * taken (loops stop at peers_used and runs_used), and the buffers are written before they
+     * are read, so the untouched pages of a lazily mapped block stay unmapped. */
+    memset(memory, 0, l.peers);
+    memset((uint8_t *)memory + l.memo, 0, l.pool_free - l.memo);
     pure_link *pl = memory;
     pl->magic = PL_MAGIC;
     pl->config = c;

@@ -424,6 +424,8 @@ struct pure_link {
     uint32_t sender_cursor, run_cursor;    /* round-robin for pull */
     uint32_t senders_used, runs_used;      /* slots [0, used) have ever been taken: loops over
                                               live objects stop there, not at the config's most */
+    uint32_t peers_used;                   /* peers [0, peers_used) wired; peers and run slots
+                                              beyond their used count are not cleared at init */
 
     pure_link_event events[PL_EVENTS_MOST];  /* zero at init; a slot's keys are zero but an EPOCH event's (event.c) */
     uint64_t event_stage_end[PL_EVENTS_MOST]; /* a RECORD copied to the hand-over ring: its end */
@@ -563,6 +565,7 @@ void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns);
 /* peer.c */
 int pl_peer_allows(const pl_peer *p, const char *source);
 const uint8_t *pl_peer_e0(pure_link *pl, pl_peer *p);
+pl_run *pl_run_fresh(pure_link *pl);
 void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns);
 
 /* stream.c */

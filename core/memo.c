@@ -211,7 +211,7 @@ int pure_link_memo_written(pure_link *pl, uint64_t token, uint64_t now_ns) {
 /* ---- Load ---- */
 
 static pl_peer *peer_by_key(pure_link *pl, const uint8_t key[32]) {
-    for (uint32_t i = 0; i < pl->config.peers_most; i++)
+    for (uint32_t i = 0; i < pl->peers_used; i++)
         if (pl->peers[i].in_use && memcmp(pl->peers[i].public_key, key, 32) == 0) return &pl->peers[i];
     return NULL;
 }
@@ -223,9 +223,9 @@ static void restore_slot(pure_link *pl, size_t slot, const uint8_t *img) {
     pl_peer *p = peer_by_key(pl, img + PL_MEMO_PEER);
     if (p == NULL) return;  /* no longer wired: its secret is not used */
     pl_run *r = NULL;
-    for (uint32_t i = 0; i < pl->config.runs_most && r == NULL; i++)
+    for (uint32_t i = 0; i < pl->runs_used && r == NULL; i++)
         if (!pl->runs[i].in_use) r = &pl->runs[i];
-    if (r == NULL) return;
+    if (r == NULL && (r = pl_run_fresh(pl)) == NULL) return;
     int peer = (int)(p - pl->peers);
     uint64_t run = get64(img + PL_MEMO_RUN);
     uint32_t epoch = get32(img + PL_MEMO_EPOCH);

@@ -31,6 +31,17 @@ int pl_peer_allows(const pl_peer *p, const char *source) {
     return 0;
 }
 
+/* The first run slot never used, cleared (init leaves slots beyond runs_used as the caller's
+ * memory had them: a receiver of 40,000 slots touches only the pages of those it uses), or
+ * NULL when every slot has been used. */
+pl_run *pl_run_fresh(pure_link *pl) {
+    if (pl->runs_used == pl->config.runs_most) return NULL;
+    pl_run *r = &pl->runs[pl->runs_used];
+    memset(r, 0, sizeof *r);
+    r->handle = (int)pl->runs_used++;
+    return r;
+}
+
 void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns) {
     pl_run_mem_release(pl, r);  /* the slot's earlier run gives its blocks back */
     pl_run_have_clear(pl, r);

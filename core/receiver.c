@@ -13,12 +13,13 @@ int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char
     if (sources_len == 0 || sources_len >= PL_SOURCES_BYTES) return PURE_LINK_ERR_INVALID;
     uint32_t id = pl_key_id(peer_public);
     pl_peer *free_peer = NULL;
-    for (uint32_t i = 0; i < pl->config.peers_most; i++) {
+    for (uint32_t i = 0; i < pl->peers_used; i++) {
         pl_peer *p = &pl->peers[i];
         if (!p->in_use) { if (free_peer == NULL) free_peer = p; continue; }
         /* The key id is only a hint on the wire: two wired keys may not share one. */
         if (p->key_id == id) return PURE_LINK_ERR_WIRING;
     }
+    if (free_peer == NULL && pl->peers_used < pl->config.peers_most) free_peer = &pl->peers[pl->peers_used++];
     if (free_peer == NULL) return PURE_LINK_ERR_FULL;
     pl_peer *p = free_peer;
     memset(p, 0, sizeof *p);
@@ -30,7 +31,7 @@ int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char
 }
 
 static pl_peer *peer_by_key_id(pure_link *pl, uint32_t id) {
-    for (uint32_t i = 0; i < pl->config.peers_most; i++)
+    for (uint32_t i = 0; i < pl->peers_used; i++)
         if (pl->peers[i].in_use && pl->peers[i].key_id == id) return &pl->peers[i];
     return NULL;
 }
@@ -48,7 +49,7 @@ static pl_run *run_find(pure_link *pl, int peer, uint64_t run) {
 static pl_run *run_slot_for(pure_link *pl, int peer, uint64_t now_ns) {
     pl_run *quiet = NULL, *free_slot = NULL;
     uint32_t held = 0;
-    for (uint32_t i = 0; i < pl->config.runs_most; i++) {
+    for (uint32_t i = 0; i < pl->runs_used; i++) {
         pl_run *r = &pl->runs[i];
         if (!r->in_use) { if (free_slot == NULL) free_slot = r; continue; }
         if (r->peer != peer) continue;
@@ -56,8 +57,8 @@ static pl_run *run_slot_for(pure_link *pl, int peer, uint64_t now_ns) {
         if (quiet == NULL || r->last_heard_ns < quiet->last_heard_ns) quiet = r;
     }
     if (quiet != NULL && now_ns - quiet->last_heard_ns >= pl->config.idle_ns) return quiet;
-    if (held < PURE_LINK_RUNS_PER_PEER && free_slot != NULL) return free_slot;
-    return NULL;
+    if (held >= PURE_LINK_RUNS_PER_PEER) return NULL;
+    return free_slot != NULL ? free_slot : pl_run_fresh(pl);
 }
 
 /* Opens a sender packet with the run's key of the header's epoch, in place. */

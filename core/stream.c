@@ -132,6 +132,7 @@ int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t store
     assert(now_ns >= pl->now_ns);
     pl->now_ns = now_ns;
     pl_stage_release(pl);
+    if ((uint32_t)stream >= pl->runs_used) return PURE_LINK_ERR_NOT_FOUND;  /* never used */
     pl_run *r = &pl->runs[stream];
     if (!r->in_use || r->stream_state != PL_STREAM_ASKING) return PURE_LINK_ERR_NOT_FOUND;
     r->timers[PL_RT_HOST] = PL_NONE;
@@ -280,6 +281,7 @@ int pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns)
     assert(now_ns >= pl->now_ns);
     pl->now_ns = now_ns;
     pl_stage_release(pl);
+    if ((uint32_t)stream >= pl->runs_used) return PURE_LINK_ERR_NOT_FOUND;  /* never used */
     pl_run *r = &pl->runs[stream];
     if (!r->in_use || r->stream_state != PL_STREAM_ACCEPTED) return PURE_LINK_ERR_NOT_FOUND;
     if (record < 0 || (uint64_t)record > r->deliver_record) return PURE_LINK_ERR_INVALID;

@@ -192,6 +192,30 @@ static void one_run_entry_for_three_runs(void) {
     CHECK(e_cut > 10 * e_full);
 }
 
-TEST_MAIN(TEST_CASE(key_cache_entries_follow_the_config), TEST_CASE(key_cache_full_takes_one_entry_back),
+/* Init clears only what is read before it is written: in memory full of 0xa5 the peers and
+ * run slots stay as they were until taken, and they still behave as empty: a stream handle
+ * never used is not found, and peers_most keys wire (their key ids differ) but one more not. */
+static void init_leaves_unused_slots_alone(void) {
+    pure_link_config c = {.senders_most = PURE_LINK_NONE, .peers_most = 40, .runs_most = 4000};
+    size_t n = pure_link_size(&c);
+    void *mem = aligned_alloc(PURE_LINK_ALIGN, (n + PURE_LINK_ALIGN - 1) / PURE_LINK_ALIGN * PURE_LINK_ALIGN);
+    memset(mem, 0xa5, n);
+    uint8_t seed[32] = {3};
+    pure_link *pl = pure_link_init(mem, n, &c, seed, 0);
+    CHECK(pl != NULL);
+    const uint8_t *first_run = (const uint8_t *)&pl->runs[0], *last_peer = (const uint8_t *)&pl->peers[39];
+    for (size_t i = 0; i < sizeof(pl_run) * 4000; i += 997) CHECK(first_run[i] == 0xa5);
+    for (size_t i = 0; i < sizeof(pl_peer); i++) CHECK(last_peer[i] == 0xa5);
+    CHECK(pure_link_stored(pl, 3999, 1, 0) == PURE_LINK_ERR_NOT_FOUND);
+    CHECK(pure_link_stream_answer(pl, 0, 0, 0, 0) == PURE_LINK_ERR_NOT_FOUND);
+    uint8_t key[32] = {0};
+    for (int i = 0; i <= 40; i++) {
+        key[0] = (uint8_t)i, key[1] = 0x5a;
+        CHECK(pure_link_wire_peer(pl, key, "*", 0) == (i < 40 ? i : PURE_LINK_ERR_FULL));
+    }
+    free(mem);
+}
+
+TEST_MAIN(TEST_CASE(init_leaves_unused_slots_alone), TEST_CASE(key_cache_entries_follow_the_config), TEST_CASE(key_cache_full_takes_one_entry_back),
           TEST_CASE(hole_tables_follow_the_config), TEST_CASE(hole_tables_all_lent),
           TEST_CASE(one_run_entry_for_three_runs))
