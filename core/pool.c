@@ -64,16 +64,30 @@ static uint32_t blocks_of(uint64_t lo, uint64_t hi) {
     return hi <= lo ? 0 : (uint32_t)((hi - 1) / PL_BLOCK_BYTES - lo / PL_BLOCK_BYTES + 1);
 }
 
-static uint32_t blocks_of(uint64_t lo, uint64_t hi);
+/* A queued entry still asks for the ticket: its run waits and has not handed the record
+ * over yet (the shares may have grown back and let it through before its turn came). */
+static int ticket_live(const pl_run *r) {
+    return r->in_use && r->ticket_state == PL_TICKET_WAITING && r->deliver_off < r->ticket_end;
+}
+
+/* Blocks run r's record still needs to be held whole. */
+static uint32_t ticket_need(const pl_run *r) {
+    uint32_t span = blocks_of(r->stored_off, r->ticket_end);
+    return span > r->mem_blocks ? span - r->mem_blocks : 0;
+}
+
+/* The first waiting run while no run holds the ticket (NULL when none waits). */
+static const pl_run *waiting_head(const pure_link *pl) {
+    const pl_pool *p = &pl->pool;
+    if (p->ticket >= 0 || p->queue_count == 0) return NULL;
+    const pl_run *r = &pl->runs[p->queue[p->queue_head]];
+    return ticket_live(r) ? r : NULL;
+}
 
 /* Blocks the first waiting run's record still needs (0 when none waits). */
 static uint32_t head_need(const pure_link *pl) {
-    const pl_pool *p = &pl->pool;
-    if (p->ticket >= 0 || p->queue_count == 0) return 0;
-    const pl_run *r = &pl->runs[p->queue[p->queue_head]];
-    if (!r->in_use || r->ticket_state != PL_TICKET_WAITING) return 0;
-    uint32_t span = blocks_of(r->stored_off, r->ticket_end);
-    return span > r->mem_blocks ? span - r->mem_blocks : 0;
+    const pl_run *r = waiting_head(pl);
+    return r == NULL ? 0 : ticket_need(r);
 }
 
 /* Blocks kept outside the shares: room for one largest record, or (in a pool too small to
@@ -90,6 +104,11 @@ static uint32_t reserve_blocks(const pure_link *pl) {
 uint64_t pl_run_window(const pure_link *pl, const pl_run *r) {
     const pl_pool *p = &pl->pool;
     if (p->ticket == r->handle) return r->ticket_end - r->stored_off;
+    /* While a record waits for free blocks, every other run takes no new bytes: it keeps
+     * what it handed over (until stored) and nothing beyond, so freed blocks go only to
+     * the waiting record and it gathers them whatever the others hold or are sent. */
+    const pl_run *head = waiting_head(pl);
+    if (head != NULL && head != r) return r->deliver_off - r->stored_off;
     uint32_t holders = p->runs_holding + (r->mem_blocks == 0);
     uint64_t share = (uint64_t)((p->store.blocks - reserve_blocks(pl)) / holders) * PL_BLOCK_BYTES;
     return share < pl->config.stream_buffer_bytes ? share : pl->config.stream_buffer_bytes;
@@ -108,12 +127,12 @@ static void ticket_grant(pure_link *pl) {
     pl_pool *p = &pl->pool;
     while (p->ticket < 0 && p->queue_count > 0) {
         pl_run *r = &pl->runs[p->queue[p->queue_head]];
-        if (!r->in_use || r->ticket_state != PL_TICKET_WAITING) {
+        if (!ticket_live(r)) {
+            if (r->in_use && r->ticket_state == PL_TICKET_WAITING) r->ticket_state = PL_TICKET_NONE;
             p->queue_head = (p->queue_head + 1) % p->queue_most, p->queue_count--;
             continue;
         }
-        uint32_t span = blocks_of(r->stored_off, r->ticket_end);
-        uint32_t need = span > r->mem_blocks ? span - r->mem_blocks : 0;
+        uint32_t need = ticket_need(r);
         if (p->store.free_count < need) return;
         p->queue_head = (p->queue_head + 1) % p->queue_most, p->queue_count--;
         p->ticket = r->handle;
@@ -146,8 +165,10 @@ static void ticket_drop(pure_link *pl, pl_run *r) {
     ticket_grant(pl);
 }
 
+/* Run r's record was handed over: a held ticket passes on, and a waiting one is not
+ * granted later for a record already through (its window would end below its mark). */
 void pl_run_ticket_done(pure_link *pl, pl_run *r) {
-    if (r->ticket_state == PL_TICKET_HELD && r->deliver_off >= r->ticket_end) ticket_drop(pl, r);
+    if (r->ticket_state != PL_TICKET_NONE && r->deliver_off >= r->ticket_end) ticket_drop(pl, r);
 }
 
 /* ---- Blocks of a run ---- */

@@ -1,7 +1,9 @@
 /* test_pool.c: the receive pool (spec/protocol.md §4.2 "Receive memory") — many runs share
  * one small budget, records of one block, two blocks and more (the hand-over ring), and
  * two 16 MiB records that each need the whole pool's ticket; every record arrives once,
- * in order, byte for byte, and the runs never hold more than the pool. */
+ * in order, byte for byte, and the runs never hold more than the pool — whether the long
+ * records come first or after the runs have started, and whether the host stores at once
+ * or holds its STOREDs for a while. */
 #include "harness.h"
 #include "link_loop.h"
 
@@ -31,13 +33,16 @@ static size_t small_size(int64_t k) {
     return sizes[k % 4];
 }
 
-static void pool_shared_by_many_runs(void) {
+/* Two runs send a largest record as their record big_at (the others and the rest small);
+ * the host reports nothing stored for its first hold_ms, then stores at once. */
+static void pool_run(uint64_t seed, int64_t big_at, uint64_t hold_ms) {
     pure_link_config tx = {.peers_most = PURE_LINK_NONE, .senders_most = SENDERS,
                            .send_queue_bytes = 18u * MIB, .packets_in_flight_most = 1024,
                            .send_memory_bytes = 64u * MIB};
     pure_link_config rx = {.senders_most = PURE_LINK_NONE, .receive_memory_bytes = POOL_LEAST};
     ll_net n;
-    ll_init(&n, 41, 2000000);
+    ll_init(&n, seed, 2000000);
+    bad_bytes = checked = 0;
     n.on_record = check_record;
     int a = ll_node_add(&n, &tx), b = ll_node_add(&n, &rx);
     CHECK(ll_wire(&n, b, a, "*") == 0);
@@ -48,13 +53,18 @@ static void pool_shared_by_many_runs(void) {
         snprintf(source, sizeof source, "out%d", i);
         CHECK(ll_link(&n, a, b, source, "in", 1) == i);
         runs[i] = pure_link_sender_run(n.node[a].pl, i);
-        int big = i < 2;  /* two runs start with a largest record */
+        int big = i < 2;  /* two runs send a largest record */
         for (int64_t k = 0; k < SMALL_RECORDS + big; k++) {
-            size_t len = big && k == 0 ? 16u * MIB : small_size(k);
+            size_t len = big && k == big_at ? 16u * MIB : small_size(k);
             for (size_t j = 0; j < len; j++) rec[j] = pattern(runs[i], k, j);
             CHECK(pure_link_send(n.node[a].pl, i, rec, len, 0) == k);
             total++;
         }
+    }
+    if (hold_ms > 0) {
+        n.node[b].hold_stored = 1;
+        ll_run(&n, hold_ms * 1000000ull, NULL, NULL);
+        ll_store_all(&n, b);
     }
     ll_run(&n, 120ull * 1000000000ull, NULL, NULL);
     CHECK_EQ_U(n.node[b].records_delivered, total);
@@ -73,6 +83,25 @@ static void pool_shared_by_many_runs(void) {
     CHECK(e.receive_memory_bytes_peak <= e.receive_memory_bytes);
     CHECK(e.receive_memory_bytes_peak > 16u * MIB);  /* a largest record was held whole */
     ll_free(&n);
+}
+
+static void pool_shared_by_many_runs(void) { pool_run(41, 0, 0); }
+
+/* The long records come after five small ones, so the small runs fill the pool first and
+ * some of their records queue for the ticket while a long one waits for free blocks: a
+ * queued record that went through within its share before its turn must not take the
+ * ticket (it would hold it for a record already handed over, and accept nothing more),
+ * and runs holding parts of records must not keep the blocks the long one waits for. */
+static void pool_long_records_after_small(void) {
+    pool_run(3, 5, 0);
+    pool_run(1, 5, 200);
+}
+
+/* The host stores nothing for 2 s: the runs hold every record they delivered; the last
+ * record of two runs is a largest one, and it must go through once the host catches up. */
+static void pool_long_records_after_host_held(void) {
+    pool_run(41, SMALL_RECORDS - 1, 2000);
+    pool_run(2, 5, 2000);
 }
 
 /* The send pool: two senders share the least pool; a largest record leaves one block, so
@@ -97,4 +126,5 @@ static void send_pool_gives_back_on_stored(void) {
     ll_free(&n);
 }
 
-TEST_MAIN(TEST_CASE(pool_shared_by_many_runs), TEST_CASE(send_pool_gives_back_on_stored))
+TEST_MAIN(TEST_CASE(pool_shared_by_many_runs), TEST_CASE(pool_long_records_after_small),
+          TEST_CASE(pool_long_records_after_host_held), TEST_CASE(send_pool_gives_back_on_stored))
