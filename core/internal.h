@@ -594,6 +594,7 @@ void pl_run_mem_read(const pure_link *pl, const pl_run *r, uint64_t off, uint8_t
 void pl_run_mem_stored(pure_link *pl, pl_run *r, uint64_t from);
 void pl_run_mem_release(pure_link *pl, pl_run *r);
 void pl_run_mem_trim(pure_link *pl, pl_run *r);
+void pl_run_mem_broken(pure_link *pl, pl_run *r);
 const uint8_t *pl_stage_record(pure_link *pl, const pl_run *r, uint64_t start, size_t len, uint64_t *end_out);
 void pl_stage_release(pure_link *pl);
 

@@ -246,18 +246,35 @@ void pl_run_mem_read(const pure_link *pl, const pl_run *r, uint64_t off, uint8_t
  * (acknowledged or not: they come again, by loss recovery or the 1 s resend rule).  So
  * the shares shrink to leave the ticket's record room even when runs filled the pool
  * before it came. */
-void pl_run_mem_trim(pure_link *pl, pl_run *r) {
-    const pl_pool *p = &pl->pool;
-    if (r->mem_blocks == 0 || r->ticket_state == PL_TICKET_HELD || head_need(pl) <= p->store.free_count) return;
-    uint64_t cut = r->stored_off + pl_run_window(pl, r);
-    if (cut < r->deliver_off) cut = r->deliver_off;  /* handed over: the host holds those */
+/* Run r gives back its blocks wholly at or beyond stream offset cut (at least its delivery
+ * point), with the bytes in them not handed over yet. */
+static void mem_give_from(pure_link *pl, pl_run *r, uint64_t cut) {
+    assert(cut >= r->deliver_off);
     uint64_t first = cut == r->stored_off ? cut / PL_BLOCK_BYTES : (cut + PL_BLOCK_BYTES - 1) / PL_BLOCK_BYTES;
     if (first >= r->mem_top) return;
     pl_rangeset_remove(&r->have, first * PL_BLOCK_BYTES > cut ? first * PL_BLOCK_BYTES : cut, UINT64_MAX);
     pl_run_have_fit(pl, r);
     for (uint64_t b = first; b < r->mem_top && r->mem_blocks > 0; b++) block_give(pl, r, b);
-    r->mem_top = first;
+    r->mem_top = r->mem_blocks > 0 ? first : 0;
     ticket_grant(pl);
+}
+
+void pl_run_mem_trim(pure_link *pl, pl_run *r) {
+    const pl_pool *p = &pl->pool;
+    if (r->mem_blocks == 0 || r->ticket_state == PL_TICKET_HELD || head_need(pl) <= p->store.free_count) return;
+    uint64_t cut = r->stored_off + pl_run_window(pl, r);
+    if (cut < r->deliver_off) cut = r->deliver_off;  /* handed over: the host holds those */
+    mem_give_from(pl, r, cut);
+}
+
+/* Run r's stream failed to parse at its delivery point: nothing beyond it can ever be
+ * handed over, so every byte past it goes back (and its ticket, if it asked), and the
+ * records handed over stay until the host stores them (their prefixes are read then). */
+void pl_run_mem_broken(pure_link *pl, pl_run *r) {
+    if (r->ticket_state != PL_TICKET_NONE) ticket_drop(pl, r);
+    pl_rangeset_remove(&r->have, r->deliver_off, UINT64_MAX);
+    pl_run_have_fit(pl, r);
+    mem_give_from(pl, r, r->deliver_off);
 }
 
 /* The stored mark moved from `from` to r->stored_off: blocks wholly below it go back. */

@@ -159,6 +159,7 @@ static int on_records(pure_link *pl, pl_run *r, const pl_frame *f) {
     const pl_frame_data *rec = f->type == PL_FRAME_RECORDS ? &f->records : &f->record;
     if (r->stream_state == PL_STREAM_NONE) { r->stream_unknown_flag = 1; return 1; }
     if (r->stream_state == PL_STREAM_REFUSED) { r->refused_notice_pending = 1; return 1; }
+    if (r->broken) return 1;  /* nothing more can be handed over: its bytes are not kept */
     pl_run_mem_trim(pl, r);
     uint64_t off = pl_offset_decode(r->deliver_off, rec->offset32);
     uint64_t lo = off, hi = off + rec->len;
@@ -239,7 +240,12 @@ void pl_receiver_deliver(pure_link *pl, pl_run *r) {
         uint64_t len;
         int pl_len = pl_record_prefix_get(head, got, &len);
         if (pl_len == PL_WIRE_TRUNCATED) break;           /* prefix not all here yet */
-        if (pl_len < 0) { r->broken = 1; pl->stats.dropped_malformed++; break; }
+        if (pl_len < 0) {
+            r->broken = 1;
+            pl->stats.dropped_malformed++;
+            pl_run_mem_broken(pl, r);
+            break;
+        }
         uint64_t start = r->deliver_off + (uint64_t)pl_len, stop = start + len;
         if (stop > end) {                                 /* record not all here yet */
             if (stop - r->stored_off > pl_run_window(pl, r) && stop - r->stored_off <= pl->config.stream_buffer_bytes)

@@ -6,6 +6,7 @@
  * or holds its STOREDs for a while. */
 #include "harness.h"
 #include "link_loop.h"
+#include "internal.h"
 
 #define MIB (1024u * 1024u)
 #define POOL_LEAST (16u * MIB + 32u * 1024u)   /* a largest record and two blocks */
@@ -104,6 +105,47 @@ static void pool_long_records_after_host_held(void) {
     pool_run(2, 5, 2000);
 }
 
+/* Node a (two senders, on links named first and second) towards node b. */
+static void two_links(ll_net *n, uint64_t seed, const pure_link_config *tx, const pure_link_config *rx,
+                      const char *first, const char *second, int *a, int *b) {
+    ll_init(n, seed, 2000000);
+    *a = ll_node_add(n, tx), *b = ll_node_add(n, rx);
+    CHECK(ll_wire(n, *b, *a, "*") == 0);
+    CHECK(ll_link(n, *a, *b, first, "in", 1) == 0);
+    CHECK(ll_link(n, *a, *b, second, "in", 1) == 1);
+}
+
+/* A run whose stream breaks (a record prefix above the largest record, written into the
+ * sender's queue) can hand nothing more over: it gives back every block though its
+ * sender keeps sending, and the least pool still takes another run's largest record. */
+static void pool_broken_stream_gives_back(void) {
+    pure_link_config tx = {.peers_most = PURE_LINK_NONE, .senders_most = 2, .send_queue_bytes = 18u * MIB,
+                           .send_memory_bytes = 40u * MIB};
+    pure_link_config rx = {.senders_most = PURE_LINK_NONE, .receive_memory_bytes = POOL_LEAST};
+    ll_net n;
+    int a, b;
+    two_links(&n, 43, &tx, &rx, "bad", "good", &a, &b);
+    static uint8_t rec[16u * MIB];
+    CHECK(pure_link_send(n.node[a].pl, 0, rec, 100, 0) == 0);
+    for (int64_t k = 1; k < 10; k++) CHECK(pure_link_send(n.node[a].pl, 0, rec, 40000, 0) == k);
+    pl_sender *s = &n.node[a].pl->senders[0];
+    uint8_t prefix[8];
+    CHECK_EQ_U(pl_varint_put(prefix, sizeof prefix, PL_RECORD_MOST + 1u), 4);  /* as long as 40,000's */
+    pl_queue_put(n.node[a].pl, s, s->record_start[1], prefix, 4);
+    ll_run(&n, 5ull * 1000000000ull, NULL, NULL);
+    pure_link_stats e = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[b].pl, -1, &e) == 0);
+    CHECK_EQ_U(n.node[b].records_delivered, 1);
+    CHECK(e.dropped_malformed > 0);
+    const pl_pool *p = &n.node[b].pl->pool;
+    CHECK_EQ_U(p->store.free_count, p->store.blocks);  /* record 0 stored, nothing else kept */
+    CHECK(pure_link_send(n.node[a].pl, 1, rec, sizeof rec, n.now_ns) == 0);
+    ll_run(&n, n.now_ns + 20ull * 1000000000ull, NULL, NULL);
+    CHECK_EQ_U(n.node[b].records_delivered, 2);
+    CHECK_EQ_U(p->store.free_count, p->store.blocks);
+    ll_free(&n);
+}
+
 /* The send pool: two senders share the least pool; a largest record leaves one block, so
  * the other sender's 20 KiB record is FULL until that record is stored and its blocks
  * come back. */
@@ -111,11 +153,8 @@ static void send_pool_gives_back_on_stored(void) {
     pure_link_config tx = {.peers_most = PURE_LINK_NONE, .senders_most = 2, .send_memory_bytes = POOL_LEAST};
     pure_link_config rx = {.senders_most = PURE_LINK_NONE};
     ll_net n;
-    ll_init(&n, 42, 2000000);
-    int a = ll_node_add(&n, &tx), b = ll_node_add(&n, &rx);
-    CHECK(ll_wire(&n, b, a, "*") == 0);
-    CHECK(ll_link(&n, a, b, "big", "in", 1) == 0);
-    CHECK(ll_link(&n, a, b, "small", "in", 1) == 1);
+    int a, b;
+    two_links(&n, 42, &tx, &rx, "big", "small", &a, &b);
     static uint8_t rec[16u * MIB];
     CHECK(pure_link_send(n.node[a].pl, 0, rec, sizeof rec, 0) == 0);
     CHECK(pure_link_send(n.node[a].pl, 1, rec, 20000, 0) == PURE_LINK_ERR_FULL);
@@ -127,4 +166,5 @@ static void send_pool_gives_back_on_stored(void) {
 }
 
 TEST_MAIN(TEST_CASE(pool_shared_by_many_runs), TEST_CASE(pool_long_records_after_small),
-          TEST_CASE(pool_long_records_after_host_held), TEST_CASE(send_pool_gives_back_on_stored))
+          TEST_CASE(pool_long_records_after_host_held),
+          TEST_CASE(pool_broken_stream_gives_back), TEST_CASE(send_pool_gives_back_on_stored))
