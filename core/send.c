@@ -172,7 +172,7 @@ static void encode_records(const pure_link *pl, const pl_sender *s, const plan *
  * and a detection delay.  The copy is dropped if the packet is acknowledged first. */
 static void copy_later(const pure_link *pl, pl_sender *s, const pl_sent *e, uint64_t now_ns) {
     if (pl->config.copies != 1 || e->len == 0 || e->is_copy || e->trial || !e->app_limited || s->refused) return;
-    if (s->epoch == 0) return;  /* epoch 0 carries one packet at a time (spec/protocol.md §3) */
+    if (s->epoch == 0) return;  /* epoch 0 has one packet in flight until ACCEPT (spec/protocol.md §3) */
     if (s->copies_count == PL_COPIES_MOST) return;
     uint64_t gap = s->rtt.rtt_ns_smoothed / 4;
     gap = gap < PL_COPY_GAP_NS_LEAST ? PL_COPY_GAP_NS_LEAST : gap > PL_COPY_GAP_NS_MOST ? PL_COPY_GAP_NS_MOST : gap;
