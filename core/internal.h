@@ -62,6 +62,7 @@
 _Static_assert(PL_REPLAY_WINDOW % 64 == 0, "replay bitmap is in 64-bit words");
 _Static_assert(PL_EPOCH_PACKETS_LIMIT <= (1ull << 23), "AEAD limit");
 _Static_assert(PL_EPOCH_PACKETS_RESERVE < PL_EPOCH_PACKETS_LIMIT / 2, "the default offer point leaves room");
+_Static_assert(PURE_LINK_EPOCH_PACKETS_MOST == PL_EPOCH_PACKETS_LIMIT - PL_EPOCH_PACKETS_RESERVE, "the public bound");
 
 /* ---- A timer table: an enum-indexed array (deadline.c reads the earliest). ---- */
 /* Timers set by protocol events.  Other wake-ups are derived from state in

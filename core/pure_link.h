@@ -111,6 +111,9 @@ typedef struct pure_link_addr {
  * receiver-only endpoint, peers_most = PURE_LINK_NONE a sender-only one (its run slots
  * default to none too).  0 keeps meaning "the default", so a zeroed config stays valid. ---- */
 #define PURE_LINK_NONE 0xFFFFFFFFu
+/* The most epoch_packets may be: 2^23 - 2^16, so that the last 2^16 packets under a key,
+ * which carry only OFFERs, still fit under the AEAD limit of 2^23 (spec/protocol.md §3). */
+#define PURE_LINK_EPOCH_PACKETS_MOST ((1ull << 23) - (1ull << 16))
 typedef struct pure_link_config {
     uint32_t version;               /* PURE_LINK_VERSION */
     uint8_t static_secret[32];      /* this node's X25519 secret key */
@@ -133,7 +136,7 @@ typedef struct pure_link_config {
     uint64_t idle_ns;               /* a run quiet this long is idle (default 60 s) */
     uint64_t epoch_ns;              /* start a new epoch after this long (default 120 s) */
     uint64_t epoch_packets;         /* ... or after this many packets under one key (default 2^22,
-                                       at most 2^23 - 2^16: the last 2^16 carry only OFFERs) */
+                                       at most PURE_LINK_EPOCH_PACKETS_MOST) */
     uint32_t congestion;            /* PURE_LINK_CC_* (default BBR) */
     uint32_t ack_delay_us;          /* receiver's maximum ack delay (default 5000) */
     uint32_t copies;                /* 1: an app-limited sender (nothing more to send) sends

@@ -125,7 +125,8 @@ static const char send_help[] =
     "    pure-link send --key FILE --to ADDR --peer KEY --input NAME [--source NAME]\n"
     "                   [--shape N] [--framed | --generate COUNT [--size SIZE]] [--deadline DUR]\n"
     "                   [--bind ADDR] [--keylog FILE] [--qlog FILE] [--stats[=FILE]]\n"
-    "                   [--progress | --no-progress] [--no-gso] [--no-gro] [--io KIND] [FILE...]\n"
+    "                   [--progress | --no-progress] [--no-gso] [--no-gro] [--io KIND]\n"
+    "                   [--epoch-time DUR] [--epoch-packets N] [FILE...]\n"
     "\n"
     "DESCRIPTION\n"
     "    Records come from stdin, one per line (without its newline), or with --framed each\n"
@@ -152,7 +153,13 @@ static const char send_help[] =
     "    --progress        a progress line on stderr: records stored, goodput, RTT,\n"
     "                      retransmits (the default on a terminal); --no-progress: none\n"
     "    --no-gso, --no-gro  one datagram per system call buffer\n"
-    "    --io KIND         auto (default), uring or posix, as for recv\n";
+    "    --io KIND         auto (default), uring or posix, as for recv\n"
+    "    --epoch-time DUR  offer a new epoch (fresh keys, spec/protocol.md section 3) after\n"
+    "                      DUR in one (1ms..24h; default 120s)\n"
+    "    --epoch-packets N ... or after N packets under one key (1..8323072, which is\n"
+    "                      2^23 - 2^16; default 4194304).  The receiver grants at most 4 new\n"
+    "                      keys a second, so an epoch may last longer than asked; out of range\n"
+    "                      is a usage error (exit 2)\n";
 
 static int help(const char *topic) {
     if (topic && strcmp(topic, "recv") == 0) fputs(recv_help, stdout);

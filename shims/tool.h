@@ -25,6 +25,11 @@ enum {
 #define TOOL_VERSION "0.1.0"
 #define TOOL_KEY_FILE_BYTES 65u    /* 64 hex digits and a newline */
 #define TOOL_CONFIG_LINE_MOST 4096u /* bytes of one config line */
+/* send --epoch-time: the core takes any time (0 is its default), but an epoch's end is its
+ * start plus this, which must not wrap; below 1 ms every packet would ask for a new key,
+ * which the receiver grants at most 4 times a second anyway (spec/protocol.md §3). */
+#define TOOL_EPOCH_NS_LEAST 1000000ull              /* 1 ms */
+#define TOOL_EPOCH_NS_MOST (24ull * 3600000000000ull) /* 24 h */
 
 /* One line on stderr: "pure-link CMD: message". */
 void tool_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -267,8 +267,27 @@ static uint64_t wake_ns(void *ctx) {
 typedef struct send_options {
     const char *key, *to, *peer, *source, *input, *bind, *keylog, *qlog, *stats, *io;
     uint64_t shape, deadline_ns, generate, size;
+    uint64_t epoch_ns, epoch_packets;   /* 0: the core's defaults */
     int framed, gso, gro, progress, have_generate;
 } send_options;
+
+/* --epoch-time DUR: TOOL_EPOCH_NS_LEAST..TOOL_EPOCH_NS_MOST. */
+static int parse_epoch_time(const char *text, uint64_t *out) {
+    if (tool_parse_duration(text, "--epoch-time", out) != 0) return -1;
+    if (*out >= TOOL_EPOCH_NS_LEAST && *out <= TOOL_EPOCH_NS_MOST) return 0;
+    tool_log("--epoch-time %s: want 1ms..24h", text);
+    return -1;
+}
+
+/* --epoch-packets N: 1..PURE_LINK_EPOCH_PACKETS_MOST, what the core takes (0 would mean its
+ * default there, so it is refused here rather than read as "never"). */
+static int parse_epoch_packets(const char *text, uint64_t *out) {
+    if (tool_parse_count(text, "--epoch-packets", out) != 0) return -1;
+    if (*out >= 1 && *out <= PURE_LINK_EPOCH_PACKETS_MOST) return 0;
+    tool_log("--epoch-packets %s: want 1..%llu (2^23 - 2^16: the last 2^16 packets under a key carry only "
+             "the offer of the next)", text, (unsigned long long)PURE_LINK_EPOCH_PACKETS_MOST);
+    return -1;
+}
 
 static int parse_options(int argc, char **argv, send_options *o) {
     static const struct option longs[] = {
@@ -281,7 +300,8 @@ static int parse_options(int argc, char **argv, send_options *o) {
         {"no-gro", no_argument, 0, 'R'},         {"progress", no_argument, 0, 'P'},
         {"no-progress", no_argument, 0, 'Q'},    {"keylog", required_argument, 0, 'K'},
         {"qlog", required_argument, 0, 'L'},     {"stats", optional_argument, 0, 'J'},
-        {"io", required_argument, 0, 'I'},       {0, 0, 0, 0}};
+        {"io", required_argument, 0, 'I'},       {"epoch-time", required_argument, 0, 'E'},
+        {"epoch-packets", required_argument, 0, 'N'}, {0, 0, 0, 0}};
     *o = (send_options){.source = "out", .io = "auto", .deadline_ns = UINT64_MAX, .size = 1024, .gso = 1, .gro = 1,
                         .progress = isatty(2)};
     optind = 1;
@@ -308,6 +328,8 @@ static int parse_options(int argc, char **argv, send_options *o) {
         case 'L': o->qlog = optarg; break;
         case 'J': o->stats = optarg ? optarg : "-"; break;
         case 'I': o->io = optarg; break;
+        case 'E': if (parse_epoch_time(optarg, &o->epoch_ns) != 0) return -1; break;
+        case 'N': if (parse_epoch_packets(optarg, &o->epoch_packets) != 0) return -1; break;
         case ':': tool_log("option %s needs a value (see pure-link help send)", argv[optind - 1]); return -1;
         default: tool_log("unknown option %s (see pure-link help send)", argv[optind - 1]); return -1;
         }
@@ -373,6 +395,8 @@ static int open_sender(sender_tool *t, const send_options *o, pure_link_config *
     }
     cfg->senders_most = 1;
     cfg->peers_most = PURE_LINK_NONE;
+    cfg->epoch_ns = o->epoch_ns;
+    cfg->epoch_packets = o->epoch_packets;
     *mem = tool_endpoint(cfg, &t->pl);
     if (*mem == NULL) return TOOL_ERR_SYSTEM;
     t->sender = pure_link_sender_open(t->pl, &sc, pl_now_ns());

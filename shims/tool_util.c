@@ -73,7 +73,7 @@ int tool_parse_count(const char *text, const char *what, uint64_t *out) {
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
     if (text[0] < '0' || text[0] > '9' || *end != 0 || errno != 0) {
-        tool_log("%s '%s': want a whole number", what, text);
+        tool_log("%s '%s': want a whole number%s", what, text, errno == ERANGE ? " below 2^64" : "");
         return -1;
     }
     *out = v;
