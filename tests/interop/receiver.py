@@ -42,6 +42,10 @@ LOST_INTERVAL = 0.1                # §7: at most one LOST per 100 ms per (run, 
 LOST_TRIGGER_LEAST = 64            # §7: spec value
 QUIET_AFTER_STORED = 0.5           # brief: exit after ~0.5 s quiet after the last STORED
 REPLY_PN_BYTES = 4                 # wire.md §5: a receiver writes all 4 B
+KEY_PACKETS_MOST = 1 << 23         # crypto.md §10, protocol.md §3: packets sealed under a key
+KEY_PACKETS_KEPT = 1 << 16         # protocol.md §3: the last 2^16 under a key are kept for
+                                   # the exchange; for replies (local choice, crypto.md §10
+                                   # names the need): only replies carrying an ACCEPT
 
 
 def random_run():
@@ -235,7 +239,9 @@ class Run:
         self.data_keys = {}          # epoch -> PacketKey (sender -> receiver)
         self.reply_keys = {}         # epoch -> PacketKey (receiver -> sender)
         self.current = 0             # the highest epoch a packet has been received in
-        self.wipes = []              # [(deadline, epoch)] previous epochs to wipe
+        self.wipes = []              # [(deadline, epoch)] the previous epoch, to wipe
+        self.entered = []            # [(epoch, time)] each epoch entered by a packet
+        self.sealed = {}             # epoch -> replies sealed under this build's reply key
         self.accepted = None         # (epoch, offer_public, accept_public) last accepted
         self.accept_queued = False   # ACCEPT to put into the next reply
         self.live = False            # §4.2: a packet of epoch >= 1 has opened
@@ -266,6 +272,7 @@ class Run:
         # Memo (§9): a restored run is not proven live; numbers above `recorded` are new
         self.restored = False
         self.recorded = None
+        self.restored_epoch = None
 
 
 class Receiver:
@@ -370,9 +377,16 @@ class Receiver:
         r.largest = e["pn"]
         r.restored = True
         r.recorded = e["pn"]
+        r.restored_epoch = n
         self.runs[r.run] = r
         self.memo_restored += 1
         self.count("memo_runs_restored")
+
+    @staticmethod
+    def way_back(run, pn):
+        """§9: a restored run not yet proven live takes packets of an older epoch only
+        when their number is above the one recorded with its epoch (replays are not)."""
+        return run.restored and not run.live and pn > run.recorded
 
     # ------------------------------------------------------------------ run slots
     def take_slot(self, run_id, now):
@@ -433,6 +447,11 @@ class Receiver:
             epoch = pl.recover_epoch(h.E, run.current)       # wire.md §4
             key = self.data_key(run, epoch)
             pn = pl.recover_pn(run.largest, h.pn_trunc, h.pn_len)   # wire.md §5
+            if key is None and epoch == 0 and self.way_back(run, pn):
+                # §9: a restored run in epoch m >= 2 holds no epoch-0 key; an epoch-0
+                # packet above the recorded number (the sender after LOST) is opened under
+                # a key derived aside, and rebuilds the run below if it authenticates.
+                key = pl.data_key(self.e0, self.peer, self.public, h.run, 0)
             if key is None:
                 self.count("no_key_for_epoch")
                 self.failed += 1
@@ -465,6 +484,18 @@ class Receiver:
             self.count("malformed_payload_" + e.reason)
             return
 
+        if run is not None and epoch == 0 and self.way_back(run, pn) and not (
+                run.restored_epoch == 1 and
+                all(f["public"] == run.accepted[1] for t, f in frames if t == pl.OFFER)):
+            # §9: an authentic epoch-0 packet above the recorded number that does not
+            # repeat the OFFER of a restored epoch 1 (a new OFFER, after LOST): the run is
+            # built again in its slot, with a new reply run.
+            self.log("run %016x: restored in epoch %d, built again from epoch 0" % (
+                h.run, run.restored_epoch))
+            self.count("restored_run_rebuilt")
+            del self.runs[h.run]
+            run = self._new_run(h.run, now)
+            run.data_keys[0] = key
         if run is None:
             run = self.take_slot(h.run, now)
             if run is None:
@@ -511,14 +542,10 @@ class Receiver:
 
         # Epochs (§3): reply in the highest epoch received; keep the previous epoch's keys
         # 10 s after the first packet of the new one.
-        if run.restored and not run.live and epoch < run.current and pn > run.recorded:
+        if self.way_back(run, pn) and epoch < run.current:
             run.current = epoch          # §9: restored in epoch 1, the sender still in 0
         if epoch > run.current:
-            self.log("run %016x enters epoch %d" % (run.run, epoch))
-            for e in list(run.secrets):
-                if e < epoch:
-                    run.wipes.append((now + OLD_EPOCH_KEEP, e))
-            run.current = epoch
+            self.enter_epoch(run, epoch, now)
         if epoch >= 1 and not run.live:
             run.live = True               # §4.2: the run is proven live
 
@@ -554,6 +581,28 @@ class Receiver:
             self.send_reply(run, now)
         elif run.ack_due is None:
             run.ack_due = now + ACK_DELAY
+
+    def enter_epoch(self, run, epoch, now):
+        """protocol.md §3 "Old keys", crypto.md §6 "Erasure": the receiver keeps the keys
+        of the previous epoch, and its secret, for 10 s from the first packet of the new
+        epoch, then wipes them (epoch 0's too).  Only the previous one: an epoch older than
+        that is wiped at once, even when epochs turn faster than every 10 s, so that at most
+        two epochs of a run are exposed at any moment."""
+        self.log("run %016x enters epoch %d" % (run.run, epoch))
+        prev = run.current
+        for e in [e for e in run.secrets if e < prev]:
+            self.wipe(run, e)
+        run.wipes = [(now + OLD_EPOCH_KEEP, prev)] if prev in run.secrets else []
+        run.current = epoch
+        run.entered.append((epoch, now))
+        self.count("epochs_entered")
+
+    def wipe(self, run, e):
+        run.secrets.pop(e, None)
+        run.data_keys.pop(e, None)
+        run.reply_keys.pop(e, None)
+        self.count("epochs_wiped")
+        self.log("run %016x: epoch %d keys wiped" % (run.run, e))
 
     def on_stream(self, run, f):
         """protocol.md §4, §4.1: bind an unbound run.  Wiring: our one peer may send as
@@ -619,6 +668,11 @@ class Receiver:
             self.count("offer_not_next_epoch")
             return
         acc = run.accepted
+        if n1 <= run.current:
+            # §3: once a packet of epoch n+1 has arrived a repeated OFFER needs nothing
+            # (and an OFFER for an epoch at or below the current one can never roll back).
+            self.count("offer_epoch_in_use")
+            return
         if acc is not None and acc[0] == n1 and acc[1] == offer_pub:
             run.accept_queued = True          # repeated OFFER: same ACCEPT, no key work
             self.count("offer_repeated")
@@ -626,6 +680,11 @@ class Receiver:
         if epoch != run.current:
             # An OFFER under an older epoch that is not the one just accepted.
             self.count("offer_under_old_epoch")
+            return
+        if acc is not None and acc[0] == n1 and not (n1 == 1 and not run.live):
+            # §3, §4 "Repeated frames": another key for an epoch already answered replaces
+            # only an unproven epoch-1 proposal (the sender after LOST); else it is ignored.
+            self.count("offer_other_key_ignored")
             return
         prev = run.secrets.get(epoch)
         if prev is None:
@@ -645,8 +704,8 @@ class Receiver:
             eph = None                            # "wipe" (best effort in Python)
         secret = pl.next_epoch_secret(prev, dh, offer_pub, accept_pub, n1)
         if acc is not None and acc[0] == n1:
-            # A new offer (new key) for an epoch we accepted but in which no packet has
-            # arrived yet: the new answer replaces the old one (see README).
+            # A new offer (new key) for epoch 1 of a run not proven live: the new answer
+            # replaces the old proposal (§3).
             self.count("offer_replaced")
         if self.memo is not None:
             # §9: ACCEPT only after the memo holds the new epoch durably
@@ -733,6 +792,14 @@ class Receiver:
         if key is None:
             self.count("no_reply_key")
             return
+        sealed = run.sealed.get(run.current, 0)
+        if sealed >= KEY_PACKETS_MOST or (sealed >= KEY_PACKETS_MOST - KEY_PACKETS_KEPT
+                                          and not accept_sent):
+            # crypto.md §10: no more than 2^23 replies under one key; until the sender's
+            # next epoch only an ACCEPT (room kept for it, as the sender keeps its last
+            # 2^16 packets for the OFFER) goes, then nothing.
+            self.count("reply_key_spent")
+            return
         header = pl.reply_header(run.current, run.run, run.reply_run, run.reply_pn,
                                  REPLY_PN_BYTES)
         pkt = key.seal(header, b"".join(frames), run.reply_pn)
@@ -751,6 +818,7 @@ class Receiver:
             self.note("sendto failed: %s" % e)
             return
         run.reply_pn += 1
+        run.sealed[run.current] = sealed + 1
         run.bytes_out += len(pkt)
         if run.refuse_pending:
             run.refuse_pending = False
@@ -780,10 +848,7 @@ class Receiver:
                 keep = []
                 for deadline, e in run.wipes:
                     if now >= deadline and e < run.current:
-                        run.secrets.pop(e, None)
-                        run.data_keys.pop(e, None)
-                        run.reply_keys.pop(e, None)
-                        self.log("run %016x: epoch %d keys wiped" % (run.run, e))
+                        self.wipe(run, e)
                     else:
                         keep.append((deadline, e))
                         nxt = min(nxt, deadline)
@@ -834,6 +899,13 @@ class Receiver:
                 "contiguous": len(r.stream.buf), "pieces": len(r.stream.pieces),
                 "highest": r.stream.highest, "host_mark": r.stream.host_mark,
                 "broken": r.stream.broken, "live": r.live, "epoch": r.current}
+                for r in self.runs.values()},
+            # per run: each epoch entered by a packet (epoch, seconds since the build),
+            # the epochs whose keys are held now, replies sealed per reply-key epoch
+            "epochs": {"%016x" % r.run: {
+                "entered": [[e, round(t - r.created, 3)] for e, t in r.entered],
+                "current": r.current, "held": sorted(r.secrets),
+                "replies_sealed": {str(e): n for e, n in sorted(r.sealed.items())}}
                 for r in self.runs.values()},
             "amplification": self.amp_log,
             "refusals": self.refusals,

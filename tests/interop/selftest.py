@@ -649,11 +649,185 @@ def unit_checks():
     expect("reassembly in any order", got == recs)
     expect("credit after delivery", st.credit() == min(
         pl.CREDIT_MOST, rxm.RUN_MEMORY * len(recs) // len(data)))
+    epoch_checks(rxm, expect)
     print("unit     %s  %d receiver rule checks" % ("PASS" if not problems else "FAIL",
                                                     checks[0]))
     for p in problems:
         print("         PROBLEM: " + p)
     return not problems
+
+
+def epoch_checks(rxm, expect):
+    """A run's epoch changes at the receiver (protocol.md §3, §9, crypto.md §6, §10):
+    epochs in a row faster than 10 s, which keys are held, repeated and other OFFERs, the
+    reply-key limit, and a memo-restored run in epoch 2 whose sender is still in epoch 1."""
+    rsec, ssec = os.urandom(32), os.urandom(32)
+    rpub, spub = pl.x25519_public(rsec), pl.x25519_public(ssec)
+    e0 = pl.epoch0_secret(pl.static_shared(ssec, rpub))
+    kid = pl.key_id(spub)
+    A = ("127.0.0.1", 40002)
+    t0 = 5000.0
+    run = 0x2222
+
+    def spkt(epoch, pn, frames, secret):
+        hdr = pl.sender_header(epoch, kid, run, pn, 4)
+        return pl.data_key(secret, spub, rpub, run, epoch).seal(hdr, b"".join(frames), pn)
+
+    def replies(sock, secret, epoch):
+        """Frames of every reply sent so far that opens under (secret, epoch)."""
+        out = []
+        for d, _ in sock.sent:
+            h = pl.parse_header(d)
+            key = pl.reply_key(secret, spub, rpub, h.run, h.reply_run, epoch)
+            pt = key.open(h.raw, d[h.length:], pl.recover_pn(None, h.pn_trunc, h.pn_len))
+            if pt is not None:
+                out.append((h, pl.decode_frames(pt, True)))
+        return out
+
+    class Side:
+        """The sender's half of the exchange, as protocol.md §3 has it."""
+        def __init__(self, rx, sock):
+            self.rx, self.sock, self.pn = rx, sock, 0
+            self.secrets, self.epoch = {0: e0}, 0
+
+        def send(self, frames, t, epoch=None):
+            e = self.epoch if epoch is None else epoch
+            self.rx.handle_datagram(spkt(e, self.pn, frames, self.secrets[e]), A, t)
+            self.pn += 1
+            self.rx.timers(t + 0.01)
+
+        def turn(self, t, pad=False):
+            """OFFER epoch n+1 under n, take the ACCEPT, then one packet of n+1."""
+            n1 = self.epoch + 1
+            eph = os.urandom(32)
+            pub = pl.x25519_public(eph)
+            del self.sock.sent[:]
+            self.send([pl.enc_offer(n1, pub)] + ([pl.enc_padding(40)] if pad else []), t)
+            acc = [f for _, fr in replies(self.sock, self.secrets[self.epoch], self.epoch)
+                   for ty, f in fr if ty == pl.ACCEPT]
+            if not acc or acc[0]["echo"] != pub[:4]:
+                return None
+            self.secrets[n1] = pl.next_epoch_secret(
+                self.secrets[self.epoch], pl.x25519(eph, acc[0]["public"]), pub,
+                acc[0]["public"], n1)
+            self.epoch = n1
+            self.send([pl.enc_ping()], t + 0.001)
+            return pub
+
+    # 1. Epochs 1, 2, 3 within a second: at epoch 3 only epochs 2 and 3 are held; the
+    #    previous epoch's keys 10 s from its successor's first packet, then epoch 3 alone.
+    sock = FakeSock()
+    rx = rxm.Receiver(sock, rsec, spub, goal=10)
+    s = Side(rx, sock)
+    s.send([pl.enc_ping()], t0)
+    for i in range(3):
+        s.turn(t0 + 0.3 * (i + 1))
+    r = rx.runs[run]
+    expect("three epochs in a second reach epoch 3", r.current == 3 and s.epoch == 3)
+    expect("at epoch 3 the keys of epochs 2 and 3 only (older ones wiped at once)",
+           sorted(r.secrets) == [2, 3])
+    expect("the epochs entered are logged in order", [e for e, _ in r.entered] == [1, 2, 3])
+    before = rx.opened_by_epoch.get("2")
+    s.send([pl.enc_ping()], t0 + 5, epoch=2)
+    expect("a late epoch-2 packet opens within 10 s", rx.opened_by_epoch.get("2") == before + 1)
+    rx.timers(t0 + 0.9 + rxm.OLD_EPOCH_KEEP + 0.1)
+    expect("10 s after epoch 3 began only its keys are held", sorted(r.secrets) == [3])
+    # 2. Replies go in the highest epoch received; after the ACCEPT of epoch 4 and before
+    #    an epoch-4 packet, a repeated OFFER gets the same ACCEPT, another key gets nothing.
+    t1 = t0 + 20
+    del sock.sent[:]
+    eph = os.urandom(32)
+    pub = pl.x25519_public(eph)
+    s.send([pl.enc_offer(4, pub)], t1)
+    acc = [f for _, fr in replies(sock, s.secrets[3], 3) for ty, f in fr if ty == pl.ACCEPT]
+    expect("OFFER of epoch 4 under 3 answered by an ACCEPT sealed in epoch 3",
+           len(acc) == 1 and acc[0]["epoch"] == 4 and len(replies(sock, s.secrets[3], 3)) ==
+           len(sock.sent))
+    del sock.sent[:]
+    s.send([pl.enc_offer(4, pl.x25519_public(os.urandom(32)))], t1 + 0.5)
+    again = [f for _, fr in replies(sock, s.secrets[3], 3) for ty, f in fr if ty == pl.ACCEPT]
+    expect("another key for epoch 4 is ignored (no new proposal, no ACCEPT)",
+           not again and r.accepted[1] == pub and
+           rx.counters.get("offer_other_key_ignored") == 1)
+    del sock.sent[:]
+    s.send([pl.enc_offer(4, pub)], t1 + 0.6)
+    again = [f for _, fr in replies(sock, s.secrets[3], 3) for ty, f in fr if ty == pl.ACCEPT]
+    expect("a repeated OFFER gets the same ACCEPT", again and again[0] == acc[0])
+    s.secrets[4] = pl.next_epoch_secret(s.secrets[3], pl.x25519(eph, acc[0]["public"]), pub,
+                                        acc[0]["public"], 4)
+    s.epoch = 4
+    s.send([pl.enc_ping()], t1 + 0.7)
+    del sock.sent[:]
+    s.send([pl.enc_offer(4, pub)], t1 + 0.8, epoch=3)
+    expect("once epoch 4 is in use a repeated OFFER needs nothing",
+           all(ty != pl.ACCEPT for _, fr in replies(sock, s.secrets[4], 4) for ty, _ in fr)
+           and rx.counters.get("offer_epoch_in_use") == 1)
+    expect("replies in epoch 4 once a packet of it opened",
+           sock.sent and len(replies(sock, s.secrets[4], 4)) == len(sock.sent))
+    # 3. Epochs past 15: the 4-bit field wraps and the reader follows (wire.md §4).
+    for i in range(14):
+        s.turn(t1 + 1 + 0.3 * i)
+    expect("epoch 18 reached through the wrap of the field", r.current == 18 == s.epoch)
+    # 4. The reply-key limit (crypto.md §10), at a small limit: replies stop at it, the
+    #    last KEPT of them only with an ACCEPT; the next epoch's key starts from 0.
+    most, kept = rxm.KEY_PACKETS_MOST, rxm.KEY_PACKETS_KEPT
+    rxm.KEY_PACKETS_MOST, rxm.KEY_PACKETS_KEPT = r.sealed[18] + 6, 3
+    try:
+        del sock.sent[:]
+        for i in range(12):
+            s.send([pl.enc_ping()], t1 + 10 + 0.001 * i)
+        expect("replies under one key stop KEPT before the limit without an ACCEPT",
+               len(sock.sent) == 3 and r.sealed[18] == rxm.KEY_PACKETS_MOST - 3)
+        s.turn(t1 + 11)
+        expect("the ACCEPT still goes in the kept room, and the new key replies",
+               s.epoch == 19 and r.sealed[18] == rxm.KEY_PACKETS_MOST - 2 and
+               r.sealed.get(19, 0) >= 1)
+    finally:
+        rxm.KEY_PACKETS_MOST, rxm.KEY_PACKETS_KEPT = most, kept
+
+    # 5. Memo: restored in epoch 2 while the sender still seals in epoch 1 (the receiver
+    #    died after the memo write of epoch 2, before its ACCEPT): an epoch-1 packet above
+    #    the recorded number draws LOST; the sender's epoch-0 packet with a new OFFER
+    #    rebuilds the run with a new reply run (§9); a replayed one does not.
+    import rx_store
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "rx.memo")
+        sock = FakeSock()
+        rx = rxm.Receiver(sock, rsec, spub, goal=10, memo=rx_store.Memo(path, [spub]))
+        s = Side(rx, sock)
+        s.send([pl.enc_ping()], t0)
+        s.turn(t0 + 0.1)
+        epoch1 = s.pn
+        s.send([pl.enc_offer(2, pl.x25519_public(os.urandom(32)))], t0 + 0.2)
+        recorded = s.pn - 1
+        first = spkt(0, 0, [pl.enc_ping()], e0)
+        sock = FakeSock()
+        rx = rxm.Receiver(sock, rsec, spub, goal=10, memo=rx_store.Memo(path, [spub]))
+        r = rx.runs.get(run)
+        expect("restored in epoch 2 from the memo, not live",
+               r is not None and r.current == 2 and not r.live and r.recorded == recorded)
+        rx.handle_datagram(spkt(1, epoch1, [pl.enc_ping()] + [pl.enc_padding(40)],
+                                s.secrets[1]), A, t0 + 1)
+        expect("an epoch-1 packet at or below the recorded number draws no LOST",
+               not sock.sent)
+        s.rx = rx
+        s.sock = sock
+        s.send([pl.enc_ping(), pl.enc_padding(40)], t0 + 1.1)
+        lost = [f for _, fr in replies(sock, e0, 0) for ty, f in fr if ty == pl.LOST]
+        expect("an epoch-1 packet above it draws LOST", len(lost) == 1)
+        rx.handle_datagram(first, A, t0 + 1.2)
+        expect("a replayed epoch-0 packet (below the recorded number) changes nothing",
+               rx.runs[run] is r and not rx.counters.get("restored_run_rebuilt"))
+        del sock.sent[:]
+        s.epoch, s.secrets = 0, {0: e0}
+        old_reply_run = r.reply_run
+        pub = s.turn(t0 + 1.3)
+        r2 = rx.runs[run]
+        expect("the sender's new epoch-0 OFFER rebuilds the run with a new reply run",
+               rx.counters.get("restored_run_rebuilt") == 1 and r2 is not r and
+               r2.reply_run != old_reply_run)
+        expect("and epoch 1 is made again, its packets open", pub is not None and
+               r2.current == 1 and r2.live)
 
 
 def main():
