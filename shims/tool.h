@@ -4,6 +4,7 @@
 #ifndef PL_TOOL_H
 #define PL_TOOL_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,15 +46,46 @@ int tool_parse_count(const char *text, const char *what, uint64_t *out);
 int tool_parse_key_hex(const char *text, uint8_t out[32]);
 void tool_hex(const uint8_t *bytes, size_t n, char *out);
 
+/* ---- The options send and recv share (tool_options.c): the key, what the command reports
+ * beside its work, and the socket backend. ---- */
+typedef struct tool_link_options {
+    const char *key;          /* --key FILE */
+    const char *keylog, *qlog, *stats;   /* --keylog FILE, --qlog FILE, --stats[=FILE] ("-": stdout) */
+    const char *io;           /* --io KIND (default auto) */
+    int gso, gro;             /* 0 after --no-gso, --no-gro */
+    int progress;             /* --progress, --no-progress (default: stderr is a terminal) */
+} tool_link_options;
+/* Their lines of `pure-link help send` and `help recv` (OPTIONS). */
+#define TOOL_LINK_OPTIONS_HELP \
+    "    --keylog FILE     write each epoch's secret (spec/keylog.md) to read captures\n" \
+    "    --qlog FILE       write a trace of packets and events (JSON text sequences)\n" \
+    "    --stats[=FILE]    write statistics as JSON on exit (default: stdout)\n" \
+    "    --progress        a progress line on stderr (the default on a terminal);\n" \
+    "                      --no-progress: none\n" \
+    "    --no-gso, --no-gro  send or receive one datagram per system call buffer\n" \
+    "    --io KIND         the socket backend: uring (io_uring), posix (epoll and\n" \
+    "                      recvmmsg/sendmmsg), or auto (the default: io_uring where the\n" \
+    "                      kernel allows it, else posix)\n"
+/* A command's own option `code` (its `val` in getopt's table) with its value: 0, or -1 with
+ * one line logged. */
+typedef int tool_option_fn(void *ctx, int code, const char *arg);
+/* Parses argv[1..] with the shared options and the command's own: `shorts` in getopt's
+ * form without the leading ':' and the shared "k:", `own` ending with a zero entry (its
+ * codes other than the shared ones').  `operands` 0: an argument that is not an option is
+ * an error.  Returns 0, or -1 with one line logged (an unknown option, a missing value, a
+ * missing --key, or what on_own said); optind is left at the first operand. */
+int tool_options_parse(int argc, char **argv, const char *command, const char *shorts, const struct option *own,
+                       tool_option_fn *on_own, void *ctx, int operands, tool_link_options *o);
+
 /* Key files: 64 hex digits and a newline, mode 0600. */
 int tool_key_generate(const char *path, uint8_t public_out[32]);   /* TOOL_* code */
 int tool_key_load(const char *path, uint8_t secret_out[32]);       /* TOOL_* code, one line logged */
 /* 32 bytes from getrandom; 0 or -1 (logged). */
 int tool_random(uint8_t *out, size_t n);
-/* Opens the I/O backend `io_name` on the address `bind` (named `flag` in messages).  Returns a
- * TOOL_* code with one line logged on failure; on success the caller owns *io and closes it. */
-int tool_io_open(const char *io_name, int gso, int gro, const char *bind, const char *flag, const sigset_t *mask,
-                 pl_io **io);
+/* Opens the I/O backend of --io, with --no-gso and --no-gro, on the address `bind` (named
+ * `flag` in messages).  Returns a TOOL_* code with one line logged on failure; on success
+ * the caller owns *io and closes it. */
+int tool_io_open(const tool_link_options *o, const char *bind, const char *flag, const sigset_t *mask, pl_io **io);
 
 /* The receiver's config file. */
 #define TOOL_PEERS_MOST 1024u
@@ -88,7 +120,8 @@ typedef struct tool_report {
     int progress;             /* 1: a progress line on stderr */
     uint64_t start_ns, progress_next_ns;
 } tool_report;
-int tool_report_open(tool_report *r, const char *keylog, const char *qlog, const char *title);
+/* Opens --keylog and --qlog and takes --stats and --progress: a TOOL_* code, logged. */
+int tool_report_open(tool_report *r, const tool_link_options *o, const char *title);
 void tool_report_close(tool_report *r);
 void tool_report_event(tool_report *r, const pure_link_event *ev, int refused, uint64_t now_ns);
 void tool_report_datagram(tool_report *r, int sent, const pure_link_addr *peer, size_t len, uint64_t now_ns);

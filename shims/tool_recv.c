@@ -4,8 +4,8 @@
 #define _GNU_SOURCE
 #include "tool.h"
 
+#include <assert.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,45 +33,26 @@ typedef struct receiver_tool {
 } receiver_tool;
 
 typedef struct recv_options {
-    const char *key, *config, *listen, *keylog, *qlog, *stats, *io;
-    int gso, gro, progress;
+    tool_link_options link;
+    const char *config, *listen;
 } recv_options;
+
+static int recv_option(void *ctx, int c, const char *arg) {
+    recv_options *o = ctx;
+    switch (c) {
+    case 'c': o->config = arg; return 0;
+    case 'l': o->listen = arg; return 0;
+    default: assert(0 && "an option in the table without a case"); return -1;
+    }
+}
 
 static int parse_options(int argc, char **argv, recv_options *o) {
     static const struct option longs[] = {
-        {"key", required_argument, 0, 'k'},    {"config", required_argument, 0, 'c'},
-        {"listen", required_argument, 0, 'l'}, {"keylog", required_argument, 0, 'K'},
-        {"qlog", required_argument, 0, 'L'},   {"stats", optional_argument, 0, 'J'},
-        {"no-gso", no_argument, 0, 'G'},       {"no-gro", no_argument, 0, 'R'},
-        {"progress", no_argument, 0, 'P'},     {"no-progress", no_argument, 0, 'Q'},
-        {"io", required_argument, 0, 'I'},     {0, 0, 0, 0}};
-    *o = (recv_options){.listen = ":4433", .io = "auto", .gso = 1, .gro = 1, .progress = isatty(2)};
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":k:c:l:", longs, NULL)) != -1) {
-        switch (c) {
-        case 'k': o->key = optarg; break;
-        case 'c': o->config = optarg; break;
-        case 'l': o->listen = optarg; break;
-        case 'K': o->keylog = optarg; break;
-        case 'L': o->qlog = optarg; break;
-        case 'J': o->stats = optarg ? optarg : "-"; break;
-        case 'I': o->io = optarg; break;
-        case 'G': o->gso = 0; break;
-        case 'R': o->gro = 0; break;
-        case 'P': o->progress = 1; break;
-        case 'Q': o->progress = 0; break;
-        case ':': tool_log("option %s needs a value (see pure-link help recv)", argv[optind - 1]); return -1;
-        default: tool_log("unknown option %s (see pure-link help recv)", argv[optind - 1]); return -1;
-        }
-    }
-    if (optind < argc) {
-        tool_log("unexpected argument '%s' (see pure-link help recv)", argv[optind]);
-        return -1;
-    }
-    if (!o->key || !o->config) {
-        tool_log("missing %s (see pure-link help recv)", !o->key ? "--key FILE" : "--config FILE");
+        {"config", required_argument, 0, 'c'}, {"listen", required_argument, 0, 'l'}, {0, 0, 0, 0}};
+    *o = (recv_options){.listen = ":4433"};
+    if (tool_options_parse(argc, argv, "recv", "c:l:", longs, recv_option, o, 0, &o->link) != 0) return -1;
+    if (!o->config) {
+        tool_log("missing --config FILE (see pure-link help recv)");
         return -1;
     }
     return 0;
@@ -176,7 +157,7 @@ static int open_store(receiver_tool *t, const pure_link_config *cfg) {
 }
 
 static int open_socket(const recv_options *o, const sigset_t *mask, pl_io **io) {
-    int code = tool_io_open(o->io, o->gso, o->gro, o->listen, "--listen", mask, io);
+    int code = tool_io_open(&o->link, o->listen, "--listen", mask, io);
     if (code != TOOL_OK) return code;
     char where[64];
     pure_link_addr local;
@@ -232,9 +213,7 @@ int tool_recv_main(int argc, char **argv) {
     pl_io *io = NULL;
     sigset_t mask;
     tool_signals(&mask);
-    t->report.progress = o.progress;
-    t->report.stats_path = o.stats;
-    int code = tool_key_load(o.key, cfg.static_secret);
+    int code = tool_key_load(o.link.key, cfg.static_secret);
     if (code == TOOL_OK) code = tool_config_load(o.config, &t->config);
     if (code == TOOL_OK) {
         cfg.senders_most = PURE_LINK_NONE;
@@ -248,12 +227,12 @@ int tool_recv_main(int argc, char **argv) {
     }
     if (code == TOOL_OK) code = open_store(t, &cfg);
     if (code == TOOL_OK) code = open_socket(&o, &mask, &io);
-    if (code == TOOL_OK) code = tool_report_open(&t->report, o.keylog, o.qlog, "pure-link recv");
+    if (code == TOOL_OK) code = tool_report_open(&t->report, &o.link, "pure-link recv");
     if (code == TOOL_OK) {
         pl_driver_store ds = pl_driver_store_of(t->store);
         pl_driver_config dc = {.pl = t->pl, .io = io, .store = &ds, .stop = &tool_stop,
                                .host = {.ctx = t, .event = on_event, .turn = on_turn,
-                                        .datagram = o.qlog ? on_datagram : NULL, .wake_ns = wake_ns}};
+                                        .datagram = o.link.qlog ? on_datagram : NULL, .wake_ns = wake_ns}};
         char err[512];
         int r = pl_driver_run(&dc, NULL, err, sizeof err);
         code = finish(t, io, &dc, r, err);

@@ -19,8 +19,11 @@ static FILE *open_private(const char *path) {
     return fd < 0 ? NULL : fdopen(fd, "w");
 }
 
-int tool_report_open(tool_report *r, const char *keylog, const char *qlog, const char *title) {
+int tool_report_open(tool_report *r, const tool_link_options *o, const char *title) {
+    const char *keylog = o->keylog, *qlog = o->qlog;
     r->start_ns = pl_now_ns();
+    r->progress = o->progress;
+    r->stats_path = o->stats;
     if (keylog && (r->keylog = open_private(keylog)) == NULL) {
         tool_log("--keylog %s: %s", keylog, strerror(errno));
         return TOOL_ERR_SYSTEM;

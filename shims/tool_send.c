@@ -4,9 +4,9 @@
 #define _GNU_SOURCE
 #include "tool.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -265,10 +265,11 @@ static uint64_t wake_ns(void *ctx) {
 /* ---- options ---- */
 
 typedef struct send_options {
-    const char *key, *to, *peer, *source, *input, *bind, *keylog, *qlog, *stats, *io;
+    tool_link_options link;
+    const char *to, *peer, *source, *input, *bind;
     uint64_t shape, deadline_ns, generate, size;
     uint64_t epoch_ns, epoch_packets;   /* 0: the core's defaults */
-    int framed, gso, gro, progress, have_generate;
+    int framed, have_generate;
 } send_options;
 
 /* --epoch-time DUR: TOOL_EPOCH_NS_LEAST..TOOL_EPOCH_NS_MOST. */
@@ -289,52 +290,37 @@ static int parse_epoch_packets(const char *text, uint64_t *out) {
     return -1;
 }
 
+static int send_option(void *ctx, int c, const char *arg) {
+    send_options *o = ctx;
+    switch (c) {
+    case 't': o->to = arg; return 0;
+    case 'p': o->peer = arg; return 0;
+    case 's': o->source = arg; return 0;
+    case 'i': o->input = arg; return 0;
+    case 'S': return tool_parse_count(arg, "--shape", &o->shape);
+    case 'b': o->bind = arg; return 0;
+    case 'f': o->framed = 1; return 0;
+    case 'g': o->have_generate = 1; return tool_parse_count(arg, "--generate", &o->generate);
+    case 'z': return tool_parse_size(arg, "--size", &o->size);
+    case 'd': return tool_parse_duration(arg, "--deadline", &o->deadline_ns);
+    case 'E': return parse_epoch_time(arg, &o->epoch_ns);
+    case 'N': return parse_epoch_packets(arg, &o->epoch_packets);
+    default: assert(0 && "an option in the table without a case"); return -1;
+    }
+}
+
 static int parse_options(int argc, char **argv, send_options *o) {
     static const struct option longs[] = {
-        {"key", required_argument, 0, 'k'},      {"to", required_argument, 0, 't'},
-        {"peer", required_argument, 0, 'p'},     {"source", required_argument, 0, 's'},
-        {"input", required_argument, 0, 'i'},    {"shape", required_argument, 0, 'S'},
-        {"bind", required_argument, 0, 'b'},     {"framed", no_argument, 0, 'f'},
-        {"generate", required_argument, 0, 'g'}, {"size", required_argument, 0, 'z'},
-        {"deadline", required_argument, 0, 'd'}, {"no-gso", no_argument, 0, 'G'},
-        {"no-gro", no_argument, 0, 'R'},         {"progress", no_argument, 0, 'P'},
-        {"no-progress", no_argument, 0, 'Q'},    {"keylog", required_argument, 0, 'K'},
-        {"qlog", required_argument, 0, 'L'},     {"stats", optional_argument, 0, 'J'},
-        {"io", required_argument, 0, 'I'},       {"epoch-time", required_argument, 0, 'E'},
-        {"epoch-packets", required_argument, 0, 'N'}, {0, 0, 0, 0}};
-    *o = (send_options){.source = "out", .io = "auto", .deadline_ns = UINT64_MAX, .size = 1024, .gso = 1, .gro = 1,
-                        .progress = isatty(2)};
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":k:t:p:s:i:fg:d:", longs, NULL)) != -1) {
-        switch (c) {
-        case 'k': o->key = optarg; break;
-        case 't': o->to = optarg; break;
-        case 'p': o->peer = optarg; break;
-        case 's': o->source = optarg; break;
-        case 'i': o->input = optarg; break;
-        case 'S': if (tool_parse_count(optarg, "--shape", &o->shape) != 0) return -1; break;
-        case 'b': o->bind = optarg; break;
-        case 'f': o->framed = 1; break;
-        case 'g': if (tool_parse_count(optarg, "--generate", &o->generate) != 0) return -1; o->have_generate = 1; break;
-        case 'z': if (tool_parse_size(optarg, "--size", &o->size) != 0) return -1; break;
-        case 'd': if (tool_parse_duration(optarg, "--deadline", &o->deadline_ns) != 0) return -1; break;
-        case 'G': o->gso = 0; break;
-        case 'R': o->gro = 0; break;
-        case 'P': o->progress = 1; break;
-        case 'Q': o->progress = 0; break;
-        case 'K': o->keylog = optarg; break;
-        case 'L': o->qlog = optarg; break;
-        case 'J': o->stats = optarg ? optarg : "-"; break;
-        case 'I': o->io = optarg; break;
-        case 'E': if (parse_epoch_time(optarg, &o->epoch_ns) != 0) return -1; break;
-        case 'N': if (parse_epoch_packets(optarg, &o->epoch_packets) != 0) return -1; break;
-        case ':': tool_log("option %s needs a value (see pure-link help send)", argv[optind - 1]); return -1;
-        default: tool_log("unknown option %s (see pure-link help send)", argv[optind - 1]); return -1;
-        }
-    }
-    const char *missing = !o->key ? "--key FILE" : !o->to ? "--to HOST:PORT" : !o->peer ? "--peer KEY"
+        {"to", required_argument, 0, 't'},         {"peer", required_argument, 0, 'p'},
+        {"source", required_argument, 0, 's'},     {"input", required_argument, 0, 'i'},
+        {"shape", required_argument, 0, 'S'},      {"bind", required_argument, 0, 'b'},
+        {"framed", no_argument, 0, 'f'},           {"generate", required_argument, 0, 'g'},
+        {"size", required_argument, 0, 'z'},       {"deadline", required_argument, 0, 'd'},
+        {"epoch-time", required_argument, 0, 'E'}, {"epoch-packets", required_argument, 0, 'N'},
+        {0, 0, 0, 0}};
+    *o = (send_options){.source = "out", .deadline_ns = UINT64_MAX, .size = 1024};
+    if (tool_options_parse(argc, argv, "send", "t:p:s:i:fg:d:", longs, send_option, o, 1, &o->link) != 0) return -1;
+    const char *missing = !o->to ? "--to HOST:PORT" : !o->peer ? "--peer KEY"
                           : !o->input ? "--input NAME" : NULL;
     if (missing) {
         tool_log("missing %s (see pure-link help send)", missing);
@@ -380,7 +366,7 @@ static int setup_input(sender_tool *t, const send_options *o, int argc, char **a
 }
 
 static int open_sender(sender_tool *t, const send_options *o, pure_link_config *cfg, void **mem) {
-    int code = tool_key_load(o->key, cfg->static_secret);
+    int code = tool_key_load(o->link.key, cfg->static_secret);
     if (code != TOOL_OK) return code;
     pure_link_sender_config sc = {.version = PURE_LINK_VERSION, .source = o->source, .input = o->input,
                                   .shape = o->shape};
@@ -411,7 +397,7 @@ static int open_socket(const send_options *o, const pure_link_addr *to, const si
     sa_family_t family;
     memcpy(&family, to->bytes, sizeof family);
     const char *bind = o->bind ? o->bind : family == AF_INET6 ? "[::]:0" : "0.0.0.0:0";
-    return tool_io_open(o->io, o->gso, o->gro, bind, "--bind", mask, io);
+    return tool_io_open(&o->link, bind, "--bind", mask, io);
 }
 
 static void summary(sender_tool *t, uint64_t now) {
@@ -459,14 +445,12 @@ int tool_send_main(int argc, char **argv) {
     pl_io *io = NULL;
     sigset_t mask;
     tool_signals(&mask);
-    t->report.progress = o.progress;
-    t->report.stats_path = o.stats;
     int code = setup_input(t, &o, argc, argv);
     if (code == TOOL_OK) code = open_sender(t, &o, &cfg, &mem);
     pure_link_addr to;
     char err[256];
     if (code == TOOL_OK) pl_addr_parse(o.to, &to, err, sizeof err), code = open_socket(&o, &to, &mask, &io);
-    if (code == TOOL_OK) code = tool_report_open(&t->report, o.keylog, o.qlog, "pure-link send");
+    if (code == TOOL_OK) code = tool_report_open(&t->report, &o.link, "pure-link send");
     if (code == TOOL_OK && t->fd == 0) {
         int w = io->ops->watch(io, 0);
         t->fd_is_file = w == -EPERM;
@@ -482,7 +466,7 @@ int tool_send_main(int argc, char **argv) {
         pl_driver_config dc = {.pl = t->pl, .io = io, .stop = &tool_stop,
                                .host = {.ctx = t, .event = on_event, .turn = on_turn, .datagram = on_datagram,
                                         .wake_ns = wake_ns}};
-        if (!o.qlog) dc.host.datagram = NULL;
+        if (!o.link.qlog) dc.host.datagram = NULL;
         int r = pl_driver_run(&dc, NULL, err, sizeof err);
         uint64_t now = pl_now_ns();
         if (t->done) summary(t, now);

@@ -184,15 +184,14 @@ void *tool_endpoint(pure_link_config *cfg, pure_link **out) {
     return mem;
 }
 
-int tool_io_open(const char *io_name, int gso, int gro, const char *bind, const char *flag, const sigset_t *mask,
-                 pl_io **io) {
-    pl_io_options io_opt = {.gso = gso, .gro = gro, .wait_mask = mask};
+int tool_io_open(const tool_link_options *o, const char *bind, const char *flag, const sigset_t *mask, pl_io **io) {
+    pl_io_options io_opt = {.gso = o->gso, .gro = o->gro, .wait_mask = mask};
     char err[256];
     if (pl_addr_parse(bind, &io_opt.bind, err, sizeof err) != 0) {
         tool_log("%s: %s", flag, err);
         return TOOL_ERR_USAGE;
     }
-    if (pl_io_open(io_name, io, &io_opt, err, sizeof err) != 0) {
+    if (pl_io_open(o->io, io, &io_opt, err, sizeof err) != 0) {
         tool_log("%s", err);
         return TOOL_ERR_SYSTEM;
     }
