@@ -170,8 +170,19 @@ static int pl_bbr_standing_queue(const pl_cc_bbr *b) {
     return b->loss_round_rtt_min_ns > b->min_rtt_ns + b->min_rtt_ns / PL_BBR_QUEUE_LOSS_RTT_DIVISOR;
 }
 
+/* What the loss round ending now delivered: its acknowledged bytes over its length, or 0
+ * for a round shorter than the min RTT (as the rate sampler, a short span says more about
+ * ACK bunching than about the path). */
+static uint64_t pl_bbr_loss_round_rate(const pl_cc_bbr *b, uint64_t now_ns) {
+    assert(now_ns >= b->loss_round_start_ns);
+    uint64_t elapsed_ns = now_ns - b->loss_round_start_ns;
+    if (b->min_rtt_ns == PL_BBR_NONE || elapsed_ns == 0 || elapsed_ns < b->min_rtt_ns) return 0;
+    uint64_t acked = pl_min64(b->loss_round_acked_bytes, PL_CC_WINDOW_MOST_BYTES);
+    return pl_min64(acked * PL_BBR_NS_PER_S / elapsed_ns, PL_BBR_BW_MOST);
+}
+
 /* The latest delivery signals, and the verdict on a loss round that ends here. */
-static void pl_bbr_update_latest(pl_cc_bbr *b, const pl_rate_sample *rs) {
+static void pl_bbr_update_latest(pl_cc_bbr *b, const pl_rate_sample *rs, uint64_t now_ns) {
     b->bw_latest = pl_max64(b->bw_latest, rs->delivery_rate_bytes_per_s);
     b->inflight_latest = pl_max64(b->inflight_latest, rs->delivered_bytes);
     b->loss_round_acked_bytes += rs->newly_acked_bytes;
@@ -180,6 +191,8 @@ static void pl_bbr_update_latest(pl_cc_bbr *b, const pl_rate_sample *rs) {
     if (rs->prior_delivered_bytes < b->loss_round_delivered) return;
     b->loss_round_delivered = b->delivered;
     b->loss_round_start = 1;
+    b->loss_round_bw = pl_bbr_loss_round_rate(b, now_ns);
+    b->loss_round_start_ns = now_ns;
     uint64_t lost = b->loss_round_lost_bytes, all = lost + b->loss_round_acked_bytes;
     b->loss_round_congested = lost > 0 && lost * 100 > all * PL_BBR_LOSS_THRESH_PERCENT;
     b->loss_round_queue_loss = lost > 0 && pl_bbr_standing_queue(b);
@@ -215,6 +228,13 @@ static void pl_bbr_advance_max_bw_filter(pl_cc_bbr *b) {
     b->max_bw = pl_max64(b->bw_slot[0], b->bw_slot[1]);
 }
 
+/* What a loss round delivered: the best of its rate samples, or its acknowledged bytes over
+ * its length when that is more.  A sample's interval runs over its sending too, so in a
+ * round paced below the estimate (DOWN's, after a probe) every sample shows the pacing rate
+ * while the queue the probe left still drains at the path's: a cut to the samples alone
+ * would pace below the path until the next probe. */
+static uint64_t pl_bbr_round_delivered_rate(const pl_cc_bbr *b) { return pl_max64(b->bw_latest, b->loss_round_bw); }
+
 static void pl_bbr_reset_lower_bounds(pl_cc_bbr *b) {
     b->bw_lo = PL_BBR_NONE;
     b->inflight_lo = PL_BBR_NONE;
@@ -226,7 +246,7 @@ static void pl_bbr_reset_lower_bounds(pl_cc_bbr *b) {
  * peaks: clamping it to what a round delivered ratchets it down, since the rounds that
  * see queue loss are often DOWN's or ProbeRTT's, which send below the estimate. */
 static void pl_bbr_cut_for_queue_loss(pl_cc_bbr *b) {
-    b->bw_lo = pl_max64(b->bw_latest, pl_bbr_percent(b->bw_lo, PL_BBR_BETA_PERCENT));
+    b->bw_lo = pl_max64(pl_bbr_round_delivered_rate(b), pl_bbr_percent(b->bw_lo, PL_BBR_BETA_PERCENT));
     b->inflight_lo = pl_bbr_percent(b->inflight_lo, PL_BBR_BETA_PERCENT);
 }
 
@@ -241,7 +261,7 @@ static void pl_bbr_adapt_lower_bounds(pl_cc_state *s) {
         pl_bbr_cut_for_queue_loss(b);
         return;
     }
-    b->bw_lo = pl_max64(b->bw_latest, pl_bbr_percent(b->bw_lo, PL_BBR_BETA_PERCENT));
+    b->bw_lo = pl_max64(pl_bbr_round_delivered_rate(b), pl_bbr_percent(b->bw_lo, PL_BBR_BETA_PERCENT));
     b->inflight_lo = pl_max64(b->inflight_latest, pl_bbr_percent(b->inflight_lo, PL_BBR_BETA_PERCENT));
 }
 
@@ -711,7 +731,7 @@ void pl_cc_bbr_on_rate_sample(pl_cc_state *state, const pl_rate_sample *rs, uint
     int too_high = pl_bbr_too_high(b, &r);
     int loss_exit = too_high && b->loss_round_lost_packets >= PL_BBR_STARTUP_FULL_LOSS_PACKETS;
     /* The model and the state machine (the draft's order). */
-    pl_bbr_update_latest(b, &r);
+    pl_bbr_update_latest(b, &r, now_ns);
     pl_bbr_update_congestion_signals(state, &r);
     pl_bbr_update_ack_aggregation(state, &r, now_ns);
     pl_bbr_check_startup_done(b, &r, loss_exit);

@@ -153,6 +153,8 @@ typedef struct pl_cc_bbr {
     uint64_t loss_round_acked_bytes; /* newly acknowledged in this loss round */
     uint32_t loss_round_lost_packets;
     uint64_t loss_round_rtt_min_ns;  /* least RTT sample in this loss round; PL_BBR_NONE: none */
+    uint64_t loss_round_start_ns;    /* when this loss round began */
+    uint64_t loss_round_bw;          /* the loss round just ended: acknowledged bytes/s over it */
     uint32_t extra_acked_slot_rounds;
     uint64_t delivered;              /* the sender's delivered count at the last sample */
     /* Startup. */

@@ -301,9 +301,10 @@ static void syn_init(syn *s, uint64_t rate, uint64_t rtt_ns) {
     s->rtt_ns = rtt_ns;
 }
 
-static void syn_round(syn *s, uint32_t n, uint32_t lost, int app_limited) {
+/* The same, its ACKs spread over span_ns instead of one RTT (bunched when shorter). */
+static void syn_round_over(syn *s, uint32_t n, uint32_t lost, int app_limited, uint64_t span_ns) {
     uint64_t prior = s->delivered;
-    uint64_t step_ns = s->rtt_ns / (n + lost);
+    uint64_t step_ns = span_ns / (n + lost);
     for (uint32_t i = 0; i < lost; i++) {
         s->now_ns += step_ns;
         s->episode = pl_cc_on_lost(&s->cc, MSS, s->now_ns - s->rtt_ns, s->now_ns);
@@ -314,6 +315,10 @@ static void syn_round(syn *s, uint32_t n, uint32_t lost, int app_limited) {
                 s->now_ns);
     }
     s->round_prior = prior;
+}
+
+static void syn_round(syn *s, uint32_t n, uint32_t lost, int app_limited) {
+    syn_round_over(s, n, lost, app_limited, s->rtt_ns);
 }
 
 static const pl_cc_bbr *sbbr(const syn *s) { return &s->cc.state.algo.bbr; }
@@ -659,10 +664,11 @@ static void loss_lowers_bw_lo_and_the_pacing_rate(void) {
     syn_init(&s, MBIT(40), 20 * MS);
     syn_to_probe_bw(&s, 68);
     CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
-    /* A round delivering at 20 Mbit/s, then its verdict: 10 % lost.  bw_lo = max(what
-     * the round delivered, 70 % of max_bw) = 28 Mbit/s, and the pacing follows it. */
+    /* A round delivering at 20 Mbit/s (its samples, and 34 packets in its 20 ms), then its
+     * verdict: lost above the threshold.  bw_lo = max(what the round delivered, 70 % of
+     * max_bw) = 28 Mbit/s, and the pacing follows it. */
     s.rate = MBIT(20);
-    syn_round(&s, 68, 0, 0);
+    syn_round(&s, 34, 0, 0);
     syn_round(&s, 60, 8, 0);
     CHECK_EQ_U(sbbr(&s)->max_bw, MBIT(40));
     CHECK_EQ_U(sbbr(&s)->bw_lo, MBIT(40) * PL_BBR_BETA_PERCENT / 100);
@@ -696,13 +702,13 @@ static void queue_loss_below_threshold_cuts_the_window(void) {
     CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
     uint64_t cwnd = pl_cc_cwnd(&s.cc);
     /* Another flow fills the queue: every RTT sample is 10 ms above the 20 ms min (more
-     * than a quarter), we get 30 Mbit/s, and a round loses 1 packet in 100 (below the
-     * 2 % threshold). */
+     * than a quarter), we get 30 Mbit/s (77 packets in a 30 ms round: 29.8), and a round
+     * loses 1 packet in 78 (below the 2 % threshold). */
     s.rate = MBIT(30);
     s.rtt_ns = 30 * MS;
-    syn_round(&s, 100, 0, 0);
+    syn_round(&s, 77, 0, 0);
     CHECK(sbbr(&s)->inflight_lo == NONE); /* no loss yet */
-    syn_round(&s, 99, 1, 0); /* its losses come first: its first ACK judges them */
+    syn_round(&s, 76, 1, 0); /* its losses come first: its first ACK judges them */
     CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
     CHECK(sbbr(&s)->inflight_lo != NONE);
     CHECK(sbbr(&s)->inflight_lo <= cwnd * PL_BBR_BETA_PERCENT / 100 + MSS); /* no floor at the round's flight */
@@ -713,6 +719,34 @@ static void queue_loss_below_threshold_cuts_the_window(void) {
     CHECK_EQ_U(sbbr(&s)->bw_lo, MBIT(30));
     CHECK_EQ_U(sbbr(&s)->bw, MBIT(30));
     CHECK(sbbr(&s)->inflight_hi == NONE); /* never cut from "none" */
+}
+
+/* After a probe, DOWN paces below the estimate while the probe's queue still drains at the
+ * path's rate: every sample shows DOWN's rate, the ACKs the path's.  A cut for queue loss
+ * there keeps what the round delivered (its bytes over its length), not the samples' rate,
+ * or the sender paces below the path until its next probe.  ACKs bunched into less than the
+ * min RTT say nothing of the path: then the samples decide. */
+static void queue_loss_keeps_what_the_round_delivered(void) {
+    syn s;
+    syn_init(&s, MBIT(40), 20 * MS);
+    syn_to_probe_bw(&s, 68);
+    CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
+    s.rate = MBIT(36); /* the samples: 0.9 x 40 */
+    s.rtt_ns = 30 * MS; /* a standing queue */
+    syn_round(&s, 102, 0, 0); /* 102 packets in 30 ms: 39.2 Mbit/s */
+    syn_round(&s, 101, 1, 0); /* 1 in 103 lost: below the threshold */
+    CHECK_EQ_U(sbbr(&s)->max_bw, MBIT(40));
+    CHECK(sbbr(&s)->bw_lo > MBIT(39) && sbbr(&s)->bw_lo <= MBIT(40));
+    CHECK_EQ_U(sbbr(&s)->bw, sbbr(&s)->bw_lo);
+    /* The same, but the loss round's ACKs come bunched into 15 ms (less than the min RTT). */
+    syn_init(&s, MBIT(40), 20 * MS);
+    syn_to_probe_bw(&s, 68);
+    s.rate = MBIT(36);
+    s.rtt_ns = 30 * MS;
+    syn_round(&s, 102, 0, 0);
+    syn_round_over(&s, 102, 0, 0, 15 * MS);
+    syn_round(&s, 101, 1, 0); /* its first ACK ends the bunched round */
+    CHECK_EQ_U(sbbr(&s)->bw_lo, MBIT(36));
 }
 
 static void queue_loss_cuts_inflight_hi_once_per_cycle(void) {
@@ -906,7 +940,7 @@ TEST_MAIN(TEST_CASE(interface_selects_bbr), TEST_CASE(rounds_count_by_delivered)
           TEST_CASE(probe_rtt_skipped_while_bare_rtt_is_seen), TEST_CASE(min_rtt_window_and_probe_rtt),
           TEST_CASE(loss_below_threshold_is_noise), TEST_CASE(loss_above_threshold_bounds_inflight),
           TEST_CASE(loss_lowers_bw_lo_and_the_pacing_rate), TEST_CASE(loss_in_a_probe_sets_inflight_hi),
-          TEST_CASE(queue_loss_below_threshold_cuts_the_window),
+          TEST_CASE(queue_loss_below_threshold_cuts_the_window), TEST_CASE(queue_loss_keeps_what_the_round_delivered),
           TEST_CASE(queue_loss_cuts_inflight_hi_once_per_cycle), TEST_CASE(queue_loss_cut_holds_against_earlier_flights),
           TEST_CASE(queue_loss_needs_a_standing_queue),
           TEST_CASE(probe_wait_follows_the_cubic_epoch), TEST_CASE(random_loss_1pct_keeps_rate), TEST_CASE(random_loss_10pct_cuts_inflight),
