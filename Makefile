@@ -96,6 +96,15 @@ $(B)/bench/bench_uring: tests/bench/bench_uring.c $(B)/shims/uring.o $(LIB_A) $(
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(B)/shims/uring.o $(LIB_A) $(LIBS) -luring
 
+# The ordering test watches the calls that make records durable and the claims that follow
+# them: each wrapper calls the real function (tests/unit/test_store_order.c).
+comma := ,
+ORDER_WRAPS := pwrite pwritev fdatasync fsync renameat2 pure_link_stored pl_uring_sync pl_uring_sync_done
+$(B)/tests/test_store_order: tests/unit/test_store_order.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(addprefix -Wl$(comma)--wrap=,$(ORDER_WRAPS)) $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread -luring
+
 # The store's tests and benchmark link the store (and only it) from shims/.
 STORE_OBJ := $(filter $(B)/shims/store%.o,$(SHIM_OBJ))
 $(B)/tests/test_store: tests/unit/test_store.c $(STORE_OBJ) $(SIM_A) $(LIB_A) $(HEADERS)

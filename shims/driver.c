@@ -88,13 +88,14 @@ static int commit_step(loop *l, uint64_t now) {
     }
     if (!c->store->pending(c->store->ctx)) return 0;
     int fds[PL_IO_SYNC_FDS_MOST];
-    int n = c->store->commit_begin(c->store->ctx, fds, PL_IO_SYNC_FDS_MOST);
+    size_t dirs = 0;
+    int n = c->store->commit_begin(c->store->ctx, fds, PL_IO_SYNC_FDS_MOST, &dirs);
     if (n < 0) {
         snprintf(l->err, l->err_len, "commit: %s", strerror(-n));
         return n;
     }
     if (n == 0) return c->store->commit_end(c->store->ctx, c->pl, 0, now, l->err, l->err_len);
-    int r = c->io->ops->sync_start(c->io, fds, (size_t)n);
+    int r = c->io->ops->sync_start(c->io, fds, (size_t)n, dirs);
     if (r != 0) {
         snprintf(l->err, l->err_len, "fdatasync: %s", strerror(-r));
         return r;
@@ -204,16 +205,24 @@ int pl_driver_run(const pl_driver_config *c, pl_driver_stats *stats, char *err, 
     return r;
 }
 
+/* One batch, synced on this thread. */
+static int commit_here(const pl_driver_config *c, uint64_t now, char *err, size_t err_len) {
+    int fds[PL_IO_SYNC_FDS_MOST];
+    size_t dirs = 0;
+    int n = c->store->commit_begin(c->store->ctx, fds, PL_IO_SYNC_FDS_MOST, &dirs);
+    int result = 0;
+    for (int i = 0; i < n; i++)
+        if ((i < n - (int)dirs ? fdatasync(fds[i]) : fsync(fds[i])) != 0 && result == 0) result = -errno;
+    return c->store->commit_end(c->store->ctx, c->pl, n < 0 ? n : result, now, err, err_len);
+}
+
 int pl_driver_commit_all(const pl_driver_config *c, char *err, size_t err_len) {
     if (c->store == NULL || !c->store->pending(c->store->ctx)) return 0;
     uint64_t now = pl_now_ns();
-    int fds[PL_IO_SYNC_FDS_MOST];
-    int n = c->store->commit_begin(c->store->ctx, fds, PL_IO_SYNC_FDS_MOST);
-    int result = 0;
-    for (int i = 0; i < n; i++)
-        if (fdatasync(fds[i]) != 0 && result == 0) result = -errno;
-    int r = c->store->commit_end(c->store->ctx, c->pl, n < 0 ? n : result, now, err, err_len);
-    if (r != 0) return r;
+    for (unsigned round = 0; round < PL_DRIVER_COMMIT_ALL_ROUNDS_MOST && c->store->pending(c->store->ctx); round++) {
+        int r = commit_here(c, now, err, err_len);
+        if (r != 0) return r;
+    }
     /* Tell the senders what is now stored, once; they would learn it on their next packet. */
     pure_link_addr *to;
     uint8_t *buf;

@@ -14,7 +14,9 @@ static int store_event(void *ctx, pure_link *pl, const pure_link_event *ev, uint
 
 static int store_pending(void *ctx) { return pl_store_pending(ctx); }
 
-static int store_begin(void *ctx, int *fds, size_t fds_most) { return pl_store_commit_begin(ctx, fds, fds_most); }
+static int store_begin(void *ctx, int *fds, size_t fds_most, size_t *dirs) {
+    return pl_store_commit_begin(ctx, fds, fds_most, dirs);
+}
 
 static int store_end(void *ctx, pure_link *pl, int result, uint64_t now_ns, char *err, size_t err_len) {
     return pl_store_commit_end(ctx, pl, result, now_ns, err, err_len);

@@ -29,7 +29,7 @@ typedef struct sync_thread {
     pthread_cond_t wake;
     int started, quit, busy, done, result;
     int fds[PL_IO_SYNC_FDS_MOST];
-    size_t fds_len;
+    size_t fds_len, dirs;
     int eventfd;
 } sync_thread;
 
@@ -61,13 +61,13 @@ static void *sync_main(void *arg) {
     for (;;) {
         while (!t->quit && !t->busy) pthread_cond_wait(&t->wake, &t->lock);
         if (t->quit) break;
-        size_t n = t->fds_len;
+        size_t n = t->fds_len, files = n - t->dirs;
         int fds[PL_IO_SYNC_FDS_MOST];
         memcpy(fds, t->fds, n * sizeof *fds);
         pthread_mutex_unlock(&t->lock);
         int result = 0;
         for (size_t i = 0; i < n; i++)
-            if (fdatasync(fds[i]) != 0 && result == 0) result = -errno;
+            if ((i < files ? fdatasync(fds[i]) : fsync(fds[i])) != 0 && result == 0) result = -errno;
         pthread_mutex_lock(&t->lock);
         t->busy = 0, t->done = 1, t->result = result;
         uint64_t one = 1;
@@ -77,10 +77,10 @@ static void *sync_main(void *arg) {
     return NULL;
 }
 
-static int io_sync_start(pl_io *io, const int *fds, size_t n) {
+static int io_sync_start(pl_io *io, const int *fds, size_t n, size_t dirs) {
     posix_io *p = (posix_io *)io;
     sync_thread *t = &p->sync;
-    if (n > PL_IO_SYNC_FDS_MOST) return -EINVAL;
+    if (n > PL_IO_SYNC_FDS_MOST || dirs > n) return -EINVAL;
     if (!t->started) {
         if (pthread_create(&t->thread, NULL, sync_main, t) != 0) return -EAGAIN;
         t->started = 1;
@@ -89,7 +89,7 @@ static int io_sync_start(pl_io *io, const int *fds, size_t n) {
     int busy = t->busy || t->done;
     if (!busy) {
         memcpy(t->fds, fds, n * sizeof *fds);
-        t->fds_len = n, t->busy = 1;
+        t->fds_len = n, t->dirs = dirs, t->busy = 1;
         pthread_cond_signal(&t->wake);
     }
     pthread_mutex_unlock(&t->lock);

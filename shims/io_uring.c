@@ -100,8 +100,8 @@ static int io_wait(pl_io *io, uint64_t deadline_ns, int want_write) {
 
 static int io_watch(pl_io *io, int fd) { return pl_uring_watch(((uring_io *)io)->u, fd); }
 
-static int io_sync_start(pl_io *io, const int *fds, size_t n) {
-    int r = pl_uring_fdatasync(((uring_io *)io)->u, fds, n);
+static int io_sync_start(pl_io *io, const int *fds, size_t n, size_t dirs) {
+    int r = pl_uring_sync(((uring_io *)io)->u, fds, n, dirs);
     if (r == 0) io->stats.syncs++;
     return r;
 }

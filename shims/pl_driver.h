@@ -22,6 +22,8 @@
 #include "pure_link.h"
 
 #define PL_DRIVER_RECV_ROUNDS_MOST 8u /* receive batches per turn before sending again */
+#define PL_DRIVER_COMMIT_ALL_ROUNDS_MOST 3u /* batches of pl_driver_commit_all: a new file's
+                                               bytes, then its name, then a checkpoint's */
 
 typedef struct pl_driver_host {
     void *ctx;
@@ -45,15 +47,16 @@ typedef struct pl_driver_host {
 
 /* The receiver's durable side, as the driver sees it (pl_driver_store_of() wraps the
  * store of pl_store.h; a host may bring its own).  The halves of a group commit are
- * pl_store.h's: begin names the descriptors to fdatasync, which run on the backend's sync
- * thread, and end tells the endpoint what became durable. */
+ * pl_store.h's: begin names the descriptors to sync (the last *dirs of them directories,
+ * to fsync; the others fdatasync), which run off the loop thread in the backend, and end
+ * tells the endpoint what became durable. */
 typedef struct pl_driver_store {
     void *ctx;
     /* Handles one event; *refused = 1 when it refused a STREAM_OPEN.  0 or -errno + err. */
     int (*event)(void *ctx, pure_link *pl, const pure_link_event *ev, uint64_t now_ns, int *refused, char *err,
                  size_t err_len);
     int (*pending)(void *ctx);
-    int (*commit_begin)(void *ctx, int *fds, size_t fds_most);
+    int (*commit_begin)(void *ctx, int *fds, size_t fds_most, size_t *dirs);
     int (*commit_end)(void *ctx, pure_link *pl, int result, uint64_t now_ns, char *err, size_t err_len);
 } pl_driver_store;
 
@@ -79,9 +82,11 @@ typedef struct pl_driver_stats {
  * records appended but not committed are not durable (call pl_driver_commit_all first). */
 int pl_driver_run(const pl_driver_config *config, pl_driver_stats *stats, char *err, size_t err_len);
 
-/* Commits what is still pending, on this thread, and sends what the endpoint then has to
- * say (STORED) once: for a clean shutdown after pl_driver_run returned (which first waits
- * for the commit in flight).  Returns 0 or a negative errno with one line in err. */
+/* Commits what is still pending, on this thread (up to PL_DRIVER_COMMIT_ALL_ROUNDS_MOST
+ * batches: a new stream's file needs two before its records are claimed), and sends what
+ * the endpoint then has to say (STORED) once: for a clean shutdown after pl_driver_run
+ * returned (which first waits for the commit in flight).  Returns 0 or a negative errno
+ * with one line in err. */
 int pl_driver_commit_all(const pl_driver_config *config, char *err, size_t err_len);
 
 #endif

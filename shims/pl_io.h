@@ -5,7 +5,7 @@
  * not know which kernel interface carries the datagrams.  pl_io_posix_open() builds the
  * POSIX one: epoll, recvmmsg/sendmmsg, UDP GSO (UDP_SEGMENT) on send and UDP GRO on receive
  * where the kernel has them (falling back to one datagram per message when it does not),
- * and a sync thread for fdatasync.  pl_io_uring_open() builds one over io_uring
+ * and a pool of sync threads for fdatasync.  pl_io_uring_open() builds one over io_uring
  * (pl_uring.h), where the fdatasync calls are operations of the ring.
  *
  * Ownership: the backend owns its socket, its buffers and its thread; pl_dgram pointers it
@@ -66,10 +66,13 @@ typedef struct pl_io_ops {
      * Returns 0, or -EPERM when the descriptor cannot be waited on (a regular file: it is
      * always ready, read it without waiting). */
     int (*watch)(pl_io *io, int fd);
-    /* Starts fdatasync on n descriptors (n <= PL_IO_SYNC_FDS_MOST) off this thread; one at
-     * a time.  When wait reports PL_IO_SYNCED, sync_result returns 1 and sets *result (0, or
-     * the first negative errno); before that it returns 0. */
-    int (*sync_start)(pl_io *io, const int *fds, size_t n);
+    /* Starts the syncs of n descriptors (n <= PL_IO_SYNC_FDS_MOST) off this thread, one
+     * batch at a time: fdatasync on the first n - dirs, fsync on the last dirs (directories:
+     * fdatasync need not write a new name in them).  The calls of one batch may run at once,
+     * in any order.  When wait reports PL_IO_SYNCED, every one of them has returned:
+     * sync_result returns 1 and sets *result (0, or the first negative errno); before
+     * that it returns 0. */
+    int (*sync_start)(pl_io *io, const int *fds, size_t n, size_t dirs);
     int (*sync_result)(pl_io *io, int *result);
     /* The socket's local address (for a log line: "listening on ..."). */
     int (*local)(pl_io *io, pure_link_addr *out);

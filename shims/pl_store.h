@@ -5,13 +5,15 @@
  * It answers the receiver's STREAM_OPEN, RECORD and MEMO_WRITE events and makes their
  * bytes durable by group commit: one fdatasync per file covers every record that arrived
  * while the previous commit ran, and pure_link_stored() / pure_link_memo_written() are
- * called only after that fdatasync returned.  After a crash, the store tells the core each
+ * called only after that fdatasync returned (and, for a new file, after the fsync of its
+ * directory returned that made its name durable).  No call syncs on the caller's thread
+ * but pl_store_open, pl_store_close and pl_store_commit.  After a crash, the store tells the core each
  * run's stored mark, so nothing stored is delivered twice and nothing is lost.
  *
  * Ownership: the store allocates its own memory (the shims may) and owns its file
  * descriptors; it keeps no pointer into events or config past the call that passed them.
- * Threads: every call but the fdatasync of a batch's descriptors runs on one thread; a
- * driver may run those fdatasync calls on another thread or as io_uring operations. */
+ * Threads: every call but the syncs of a batch's descriptors runs on one thread; a driver
+ * may run those syncs on other threads or as io_uring operations. */
 #ifndef PL_STORE_H
 #define PL_STORE_H
 
@@ -85,23 +87,29 @@ int pl_store_peer(pl_store *s, int peer, const uint8_t peer_public[32]);
 int pl_store_event(pl_store *s, pure_link *pl, const pure_link_event *ev, uint64_t now_ns, char *err,
                    size_t err_len);
 
-/* Group commit, in two halves so that a driver can fdatasync off its network thread.
+/* Group commit, in two halves so that a driver can sync off its network thread.
  * pl_store_pending(): 1 when bytes wait for a commit.
  * pl_store_commit_begin(): closes the current batch and fills fds (at most fds_most) with
- * the descriptors to fdatasync; returns their count (0: nothing to commit), -EALREADY when
- * a batch is open, or the store's failure once nothing is left to commit (pl_store_commit
- * says it in a line).  Events handled after it belong to the next batch.  At most one
- * batch is open at a time; files that did not fit in fds_most go first in the next one.
- * pl_store_commit_end(): result is 0 when every fdatasync of the batch returned 0, else a
+ * the descriptors to sync: the last *dirs of them are directories, to fsync (a new file's
+ * name is durable only then), the others files, to fdatasync.  Returns their count (0:
+ * nothing to commit), -EALREADY when a batch is open, or the store's failure once nothing
+ * is left to commit (pl_store_commit says it in a line).  Events handled after it belong
+ * to the next batch.  At most one batch is open at a time; files that did not fit in
+ * fds_most go first in the next one.  A new stream's file needs two batches (its bytes
+ * under a temporary name, renamed into place when they are durable; then its directory):
+ * its records are claimed after the second, and pl_store_pending() stays 1 in between.
+ * pl_store_commit_end(): result is 0 when every sync of the batch returned 0, else a
  * negative errno; on success it calls pure_link_stored() and pure_link_memo_written() for
  * everything the batch covered.  Returns 0 or the error (with one line in err).  A failed
- * fdatasync is never retried: the pages it failed to write may be marked clean, so a later
+ * sync is never retried: the pages it failed to write may be marked clean, so a later
  * fdatasync that succeeds proves nothing about them.  The store fails for good, claims
  * nothing of the batch or after it, and cuts each file of the batch back to its durable
- * end, so that a reopen does not find those records either.
- * pl_store_commit(): both halves with the fdatasync calls in between, on this thread. */
+ * end, so that a reopen does not find those records either.  A new file that cannot be
+ * renamed into place makes the store fail too (the rest of the batch is claimed).
+ * pl_store_commit(): both halves with the syncs in between, on this thread, twice when
+ * the first renamed new files into place. */
 int pl_store_pending(const pl_store *s);
-int pl_store_commit_begin(pl_store *s, int *fds, size_t fds_most);
+int pl_store_commit_begin(pl_store *s, int *fds, size_t fds_most, size_t *dirs);
 int pl_store_commit_end(pl_store *s, pure_link *pl, int result, uint64_t now_ns, char *err, size_t err_len);
 int pl_store_commit(pl_store *s, pure_link *pl, uint64_t now_ns, char *err, size_t err_len);
 
@@ -110,7 +118,7 @@ int pl_store_commit(pl_store *s, pure_link *pl, uint64_t now_ns, char *err, size
  * older copy).  bytes_cut: torn tails cut off at open. */
 typedef struct pl_store_stats {
     uint64_t records_appended, records_durable, bytes_durable;
-    uint64_t commits, fdatasyncs, streams_refused;
+    uint64_t commits, fdatasyncs, dir_fsyncs, streams_refused;
     uint64_t records_missing, bytes_cut;
 } pl_store_stats;
 void pl_store_stats_get(const pl_store *s, pl_store_stats *out);

@@ -9,8 +9,8 @@
  *     (UDP_SEGMENT) where the kernel has it;
  *   - wait: one io_uring_enter sleeps until a datagram arrives, an fdatasync batch ends or
  *     the deadline (CLOCK_MONOTONIC nanoseconds, pure_link_deadline()) passes;
- *   - fdatasync: IORING_OP_FSYNC with IORING_FSYNC_DATASYNC runs in the kernel's workers,
- *     so a slow disk never holds up the network.
+ *   - fdatasync: IORING_OP_FSYNC with IORING_FSYNC_DATASYNC (plain fsync for a directory)
+ *     runs in the kernel's workers, so a slow disk never holds up the network.
  *
  * Where the kernel or a container refuses io_uring (ENOSYS, EPERM, io_uring_disabled), or
  * lacks what this driver needs (provided-buffer rings: Linux 5.19; multishot recvmsg: 6.0),
@@ -107,11 +107,13 @@ int pl_uring_wait(pl_uring *u, uint64_t deadline_ns, int want_write, const sigse
  * it without waiting). */
 int pl_uring_watch(pl_uring *u, int fd);
 
-/* Asynchronous fdatasync of n descriptors (0..PL_URING_SYNC_FDS_MOST), one batch at a
- * time: -EBUSY while one runs, -EINVAL for n over the limit.  pl_uring_sync_done()
- * returns 1 once, when the batch has ended, with *result 0 when every fdatasync returned
- * 0, else the first negative errno; 0 while it runs or when none was started. */
-int pl_uring_fdatasync(pl_uring *u, const int *fds, size_t n);
+/* Asynchronous syncs of n descriptors (0..PL_URING_SYNC_FDS_MOST), one batch at a time:
+ * fdatasync of the first n - dirs, fsync of the last dirs (directories), all submitted at
+ * once (they run in the kernel's workers, in any order).  -EBUSY while one runs, -EINVAL
+ * for n over the limit or dirs over n.  pl_uring_sync_done() returns 1 once, when every
+ * one of the batch has completed, with *result 0 when each returned 0, else the first
+ * negative errno; 0 while it runs or when none was started. */
+int pl_uring_sync(pl_uring *u, const int *fds, size_t n, size_t dirs);
 int pl_uring_sync_done(pl_uring *u, int *result);
 
 void pl_uring_stats_get(const pl_uring *u, pl_uring_stats *out);

@@ -68,7 +68,7 @@ static int stream_add(pl_store *s, st_input *in, st_stream *st) {
 }
 
 /* Recovers every record file of an input's directory; leftovers of an interrupted create
- * or checkpoint (*.tmp) are removed first. */
+ * or checkpoint (*.tmp) are removed first.  Then the directory is fsync'ed. */
 static int input_recover(pl_store *s, st_input *in, char *err, size_t err_len) {
     DIR *d = fdopendir(dup(in->dir_fd));
     if (d == NULL) return st_err(err, err_len, -errno, "%s: read directory: %s", in->dir, strerror(errno));
@@ -92,6 +92,10 @@ static int input_recover(pl_store *s, st_input *in, char *err, size_t err_len) {
         }
     }
     closedir(d);
+    /* A crash may leave a file renamed into place whose name is not yet durable: it is
+     * made durable here, before any of its records is claimed in a STREAM_OPEN answer. */
+    if (rc == 0 && fsync(in->dir_fd) != 0)
+        rc = st_err(err, err_len, -errno, "%s: fsync the directory: %s", in->dir, strerror(errno));
     return rc;
 }
 
@@ -226,11 +230,21 @@ static st_stream *stream_find(st_input *in, const uint8_t key[32], const char *s
     return NULL;
 }
 
+/* Another key with the same 96-bit prefix and the same source would have the same file
+ * name.  Every record file of the directory is a stream of the input (read at open), so
+ * the table says it; the file itself is named only at the first commit. */
+static int name_taken(const st_input *in, const uint8_t key[32], const char *source) {
+    for (size_t i = 0; i < in->streams_len; i++)
+        if (memcmp(in->streams[i]->id.key, key, ST_KEY_HEX / 2) == 0 && strcmp(in->streams[i]->id.source, source) == 0)
+            return 1;
+    return 0;
+}
+
 /* A new stream file; *st NULL when the input is full or the name is taken (refused). */
 static int stream_new(pl_store *s, st_input *in, const uint8_t key[32], const char *source, st_stream **out,
                       char *err, size_t err_len) {
     *out = NULL;
-    if (in->streams_len == PL_STORE_STREAMS_PER_INPUT_MOST) return 0;
+    if (in->streams_len == PL_STORE_STREAMS_PER_INPUT_MOST || name_taken(in, key, source)) return 0;
     st_stream *st = calloc(1, sizeof *st);
     if (st == NULL) return st_err(err, err_len, -ENOMEM, "store: out of memory");
     st->fd = st->index_tmp_fd = -1;
@@ -241,7 +255,7 @@ static int stream_new(pl_store *s, st_input *in, const uint8_t key[32], const ch
     if (rc == 0 && (rc = stream_add(s, in, st)) != 0) st_err(err, err_len, rc, "store: out of memory");
     if (rc != 0) {
         st_stream_free(st);
-        return rc == -EEXIST ? 0 : rc;  /* EEXIST: another key with the same 96-bit prefix */
+        return rc;
     }
     *out = st;
     return 0;

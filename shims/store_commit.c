@@ -3,7 +3,12 @@
  * or by the driver, off its thread), and only when all of them returned 0 does the core
  * hear that the batch's records are stored and its memo writes written.  Records that
  * arrive while a batch's fdatasync calls run wait for the next batch: one fdatasync per
- * file covers all of them. */
+ * file covers all of them.
+ *
+ * A new stream's file takes two batches: the first fdatasyncs it under its temporary name
+ * (header and records), after which it is renamed into place; the second fsyncs the
+ * directory (once for every file renamed there) and only then are its records claimed.
+ * Directories go last in a batch's descriptors: they take fsync, the files fdatasync. */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,13 +24,28 @@ void st_dirty_add(pl_store *s, st_stream *st) {
 
 int pl_store_pending(const pl_store *s) { return s->dirty_len > 0 || s->memo.next_len > 0; }
 
-/* Moves one dirty stream into the batch: its appended frames and its waiting index. */
+/* Its bytes need an fdatasync when some were appended since the last batch took it (a
+ * stream renamed by the last batch comes back with nothing new when none came since). */
+static int needs_fdatasync(const st_stream *st) { return st->runs_next_len > 0 && st->end_appended != st->end_batch; }
+
+/* Descriptors a dirty stream adds to the batch. */
+static size_t batch_need(const st_stream *st) {
+    return (size_t)needs_fdatasync(st) + (st->index_tmp_fd >= 0) +
+           (st->name == ST_NAME_RENAMED && !st->input->dir_in_batch);
+}
+
+/* Moves one dirty stream into the batch: its appended frames, its waiting index, and the
+ * fsync of its directory when its file was renamed since. */
 static void batch_take(pl_store *s, st_stream *st, int *fds, size_t *n) {
     st->dirty = 0;
     st->in_batch = 1;
     s->batch[s->batch_len++] = st;
+    if (st->name == ST_NAME_RENAMED) {
+        st->name_in_batch = 1;
+        st->input->dir_in_batch = 1;
+    }
     if (st->runs_next_len > 0) {
-        fds[(*n)++] = st->fd;
+        if (needs_fdatasync(st)) fds[(*n)++] = st->fd;
         st->end_batch = st->end_appended;
         st->last_batch = st->last_appended;
         st->frames_batch = st->frames_appended;
@@ -43,20 +63,28 @@ static void batch_take(pl_store *s, st_stream *st, int *fds, size_t *n) {
     }
 }
 
-int pl_store_commit_begin(pl_store *s, int *fds, size_t fds_most) {
+int pl_store_commit_begin(pl_store *s, int *fds, size_t fds_most, size_t *dirs) {
+    *dirs = 0;
     if (s->batch_open) return -EALREADY;
     if (s->failed && s->dirty_len == 0 && s->memo.next_len == 0) return s->failed;
     if (fds_most > PL_STORE_BATCH_FDS_MOST) fds_most = PL_STORE_BATCH_FDS_MOST;
-    size_t n = 0, kept = 0;
+    size_t n = 0, kept = 0, d = 0;
     if (s->memo.next_len > 0 && n < fds_most && st_memo_batch_close(&s->memo)) fds[n++] = s->memo.fd;
     for (size_t i = 0; i < s->dirty_len; i++) {
         st_stream *st = s->dirty[i];
-        size_t need = (st->runs_next_len > 0) + (st->index_tmp_fd >= 0);
-        if (kept == 0 && n + need <= fds_most) batch_take(s, st, fds, &n);
-        else s->dirty[kept++] = st;  /* no room: first in the next batch */
+        size_t need = batch_need(st), dir = st->name == ST_NAME_RENAMED && !st->input->dir_in_batch;
+        if (kept == 0 && n + d + need <= fds_most) {
+            batch_take(s, st, fds, &n);
+            d += dir;
+        } else {
+            s->dirty[kept++] = st;  /* no room: first in the next batch */
+        }
     }
     s->dirty_len = kept;
+    for (size_t i = 0; i < s->inputs_len; i++)
+        if (s->inputs[i].dir_in_batch) fds[n++] = s->inputs[i].dir_fd;
     s->batch_fds = n;
+    s->batch_dirs = *dirs = d;
     s->batch_open = n > 0;
     return (int)n;
 }
@@ -68,8 +96,9 @@ static void batch_fail(pl_store *s, int result, const char *failed_path, char *e
         st_stream *st = s->batch[i];
         st_stream_cut_to_durable(st);  /* best effort: a reopen must not find them either */
         st->runs_batch_len = 0;
-        st->in_batch = st->index_in_batch = 0;
+        st->in_batch = st->index_in_batch = st->name_in_batch = 0;
     }
+    for (size_t i = 0; i < s->inputs_len; i++) s->inputs[i].dir_in_batch = 0;
     s->memo.batch_len = 0;
     s->memo.in_batch = 0;
     /* Nothing appended since is claimed either: the store is done until it is reopened. */
@@ -127,12 +156,35 @@ static void stream_checkpoint(pl_store *s, st_stream *st) {
     }
 }
 
+/* A new stream's header and records are durable under the temporary name: it is renamed
+ * into place, and its runs go back to wait for the batch that fsyncs the directory.  A
+ * failed rename claims nothing of the stream and makes the store fail. */
+static int stream_rename(pl_store *s, st_stream *st, char *err, size_t err_len) {
+    int rc = st_stream_rename(st, st->input->dir_fd, err, err_len);
+    if (rc != 0) {
+        st_fail(s, rc, err);
+    } else {
+        s->names_waiting++;
+        for (size_t i = 0; i < st->runs_batch_len; i++) {
+            st_run *r = &st->runs[st->runs_batch[i]];
+            if (r->in_next) continue;
+            r->in_next = 1;
+            st->runs_next[st->runs_next_len++] = st->runs_batch[i];
+        }
+        st_dirty_add(s, st);
+    }
+    st->runs_batch_len = 0;
+    st->in_batch = 0;
+    return rc;
+}
+
 int st_commit_end(pl_store *s, int result, const char *failed_path, const st_notify *n, char *err,
                   size_t err_len) {
     if (!s->batch_open) return st_err(err, err_len, -EINVAL, "store: commit_end without an open batch");
     s->batch_open = 0;
     s->stats.commits++;
-    s->stats.fdatasyncs += s->batch_fds;
+    s->stats.fdatasyncs += s->batch_fds - s->batch_dirs;
+    s->stats.dir_fsyncs += s->batch_dirs;
     if (result != 0) {
         batch_fail(s, result < 0 ? result : -EIO, failed_path, err, err_len);
         s->batch_len = 0;
@@ -141,29 +193,55 @@ int st_commit_end(pl_store *s, int result, const char *failed_path, const st_not
     for (size_t i = 0; i < s->memo.batch_len; i++) n->memo_written(n->ctx, s->memo.tokens_batch[i]);
     s->memo.batch_len = 0;
     s->memo.in_batch = 0;
+    for (size_t i = 0; i < s->inputs_len; i++) s->inputs[i].dir_in_batch = 0;
+    int rc = 0;
     for (size_t i = 0; i < s->batch_len; i++) {
-        stream_durable(s, s->batch[i], n);
-        stream_checkpoint(s, s->batch[i]);
+        st_stream *st = s->batch[i];
+        if (st->name == ST_NAME_TMP) {
+            int r = stream_rename(s, st, rc == 0 ? err : NULL, err_len);
+            if (rc == 0) rc = r;
+            continue;
+        }
+        if (st->name_in_batch) {  /* the fsync of its directory returned: its name is durable */
+            st->name = ST_NAME_DURABLE;
+            st->name_in_batch = 0;
+            s->names_waiting--;
+        }
+        stream_durable(s, st, n);
+        stream_checkpoint(s, st);
     }
     s->batch_len = 0;
-    return 0;
+    return rc;  /* a failed rename: the rest of the batch is claimed, the store fails */
 }
 
 static const char *fd_path(const pl_store *s, int fd) {
     if (fd == s->memo.fd) return s->memo.path;
     for (size_t i = 0; i < s->batch_len; i++)
         if (s->batch[i]->fd == fd || s->batch[i]->index_tmp_fd == fd) return s->batch[i]->path;
+    for (size_t i = 0; i < s->inputs_len; i++)
+        if (s->inputs[i].dir_fd == fd) return s->inputs[i].dir;
     return NULL;
 }
 
-int st_commit(pl_store *s, const st_notify *n, char *err, size_t err_len) {
+/* One batch on this thread. */
+static int commit_once(pl_store *s, const st_notify *n, char *err, size_t err_len) {
     int fds[PL_STORE_BATCH_FDS_MOST];
-    int count = pl_store_commit_begin(s, fds, PL_STORE_BATCH_FDS_MOST);
+    size_t dirs;
+    int count = pl_store_commit_begin(s, fds, PL_STORE_BATCH_FDS_MOST, &dirs);
     if (count < 0) return st_failed(s, err, err_len);
     if (count == 0) return 0;
     int rc = 0;
     const char *path = NULL;
     for (int i = 0; i < count && rc == 0; i++)
-        if (fdatasync(fds[i]) != 0) rc = -errno, path = fd_path(s, fds[i]);
-    return st_commit_end(s, rc, path, n, err, err_len);
+        if ((i < count - (int)dirs ? fdatasync(fds[i]) : fsync(fds[i])) != 0) rc = -errno, path = fd_path(s, fds[i]);
+    rc = st_commit_end(s, rc, path, n, err, err_len);
+    return rc != 0 ? rc : count;
+}
+
+/* A batch, and the one that makes the names of the new files it renamed durable: what
+ * was appended before the call is claimed when it returns (as far as one batch holds). */
+int st_commit(pl_store *s, const st_notify *n, char *err, size_t err_len) {
+    int rc = commit_once(s, n, err, err_len);
+    if (rc > 0 && s->names_waiting > 0) rc = commit_once(s, n, err, err_len);
+    return rc < 0 ? rc : 0;
 }

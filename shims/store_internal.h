@@ -71,6 +71,8 @@ typedef struct st_stream {
     uint32_t *runs_next, *runs_batch;  /* run indexes appended to since the batch closed / in it */
     size_t runs_next_len, runs_batch_len;
     uint8_t dirty, in_batch;  /* in the store's dirty list / in the open batch */
+    uint8_t name;             /* ST_NAME_*: how far its file's name is durable */
+    uint8_t name_in_batch;    /* ST_NAME_RENAMED: its directory's fsync is in the open batch */
     /* The checkpoint index: what the file .pli on disk covers, and a new one waiting. */
     uint64_t index_end;
     int index_tmp_fd;         /* .pli.tmp written, waiting for its fdatasync; -1 none */
@@ -78,13 +80,21 @@ typedef struct st_stream {
     uint8_t index_in_batch;
 } st_stream;
 
+/* A new stream's file is written under <name>.plr.tmp and renamed only once a batch's
+ * fdatasync has made its header durable; the rename is durable once a later batch's fsync
+ * of the directory returned.  Until then nothing of the stream is claimed. */
+enum { ST_NAME_DURABLE = 0, ST_NAME_TMP = 1, ST_NAME_RENAMED = 2 };
+
 int st_write_all(int fd, const void *buf, size_t len, uint64_t off);
 int st_read_all(int fd, void *buf, size_t len, uint64_t off);
 /* Errors: every function that can fail returns a negative errno and writes one line. */
 int st_err(char *err, size_t err_len, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* Creates a stream's file (header, fdatasync, rename into place, fsync of the directory). */
+/* Creates a stream's file: its header under the temporary name (ST_NAME_TMP), no sync. */
 int st_stream_create(st_stream *st, int dir_fd, const char *dir, char *err, size_t err_len);
+/* Renames the temporary file into place, never over another (after an fdatasync of it
+ * returned 0): ST_NAME_RENAMED.  Returns 0 or -errno with one line. */
+int st_stream_rename(st_stream *st, int dir_fd, char *err, size_t err_len);
 /* Opens an existing file and recovers it: reads its checkpoint, scans the frames after
  * it, cuts a torn tail, fdatasyncs (so every frame it kept is durable). */
 int st_stream_recover(st_stream *st, int dir_fd, const char *dir, const char *name, uint64_t *bytes_cut,
@@ -145,6 +155,7 @@ typedef struct st_input {
     int dir_fd;
     st_stream **streams;    /* at most PL_STORE_STREAMS_PER_INPUT_MOST */
     size_t streams_len;
+    uint8_t dir_in_batch;   /* its fsync is in the open batch */
 } st_input;
 
 typedef struct st_handle {
@@ -168,7 +179,8 @@ struct pl_store {
     st_stream **dirty, **batch;
     size_t dirty_len, dirty_cap, batch_len, batch_cap;
     int batch_open;
-    size_t batch_fds;
+    size_t batch_fds, batch_dirs;
+    size_t names_waiting;   /* streams renamed whose directory is not yet fsync'ed */
     int failed;             /* sticky: a write or fdatasync failed (negative errno) */
     char failed_line[256];
     pl_store_stats stats;

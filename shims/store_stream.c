@@ -114,23 +114,32 @@ int st_stream_create(st_stream *st, int dir_fd, const char *dir, char *err, size
     if (st->path == NULL) return st_err(err, err_len, -ENOMEM, "%s: out of memory", dir);
     uint8_t h[ST_HEADER_BYTES];
     st_header_encode(h, &st->id);
-    /* Header into a temporary name, durable, then renamed into place: a record file
-     * always has a whole header. */
+    /* The header goes under a temporary name; the commit that makes it durable renames
+     * it into place (st_stream_rename): a record file always has a whole header.  No
+     * sync here: this runs on the caller's (network) thread. */
     int fd = openat(dir_fd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
     if (fd < 0) return st_err(err, err_len, -errno, "%s/%s: create: %s", dir, tmp, strerror(errno));
     int rc = st_write_all(fd, h, sizeof h, 0);
-    if (rc == 0 && fdatasync(fd) != 0) rc = -errno;
-    if (rc == 0 && renameat2(dir_fd, tmp, dir_fd, name, RENAME_NOREPLACE) != 0) rc = -errno;
-    if (rc == 0 && fsync(dir_fd) != 0) rc = -errno;
     if (rc != 0) {
         close(fd);
         unlinkat(dir_fd, tmp, 0);
         return st_err(err, err_len, rc, "%s: create: %s", st->path, strerror(-rc));
     }
     st->fd = fd;
+    st->name = ST_NAME_TMP;
     st->end_appended = st->end_batch = st->end_durable = ST_HEADER_BYTES;
     st->index_end = ST_HEADER_BYTES;
     st->index_tmp_fd = -1;
+    return 0;
+}
+
+int st_stream_rename(st_stream *st, int dir_fd, char *err, size_t err_len) {
+    char name[ST_FILE_NAME_MOST], tmp[ST_FILE_NAME_MOST];
+    st_file_name(name, st->id.key, st->id.source, ".plr");
+    st_file_name(tmp, st->id.key, st->id.source, ".plr.tmp");
+    if (renameat2(dir_fd, tmp, dir_fd, name, RENAME_NOREPLACE) != 0)
+        return st_err(err, err_len, -errno, "%s: rename into place: %s", st->path, strerror(errno));
+    st->name = ST_NAME_RENAMED;
     return 0;
 }
 

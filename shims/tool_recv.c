@@ -192,10 +192,11 @@ static int finish(receiver_tool *t, pl_io *io, const pl_driver_config *dc, int r
     char extra[512];
     snprintf(extra, sizeof extra,
              "\"store\":{\"records_appended\":%llu,\"records_durable\":%llu,\"bytes_durable\":%llu,\"commits\":%llu,"
-             "\"fdatasyncs\":%llu,\"streams_refused\":%llu,\"records_missing\":%llu,\"bytes_cut\":%llu},"
+             "\"fdatasyncs\":%llu,\"dir_fsyncs\":%llu,\"streams_refused\":%llu,\"records_missing\":%llu,\"bytes_cut\":%llu},"
              "\"streams_opened\":%llu,\"refusals_logged\":%llu,\"exit\":%d",
              (unsigned long long)ss.records_appended, (unsigned long long)ss.records_durable,
              (unsigned long long)ss.bytes_durable, (unsigned long long)ss.commits, (unsigned long long)ss.fdatasyncs,
+             (unsigned long long)ss.dir_fsyncs,
              (unsigned long long)ss.streams_refused, (unsigned long long)ss.records_missing,
              (unsigned long long)ss.bytes_cut, (unsigned long long)t->streams_opened,
              (unsigned long long)t->refusals_logged, code);

@@ -427,15 +427,15 @@ int pl_uring_recv(pl_uring *u, pl_uring_dgram *out, size_t most) {
 
 /* ---- fdatasync ---- */
 
-int pl_uring_fdatasync(pl_uring *u, const int *fds, size_t n) {
+int pl_uring_sync(pl_uring *u, const int *fds, size_t n, size_t dirs) {
     if (u->sync_pending || u->sync_ended) return -EBUSY;
-    if (n > PL_URING_SYNC_FDS_MOST) return -EINVAL;
+    if (n > PL_URING_SYNC_FDS_MOST || dirs > n) return -EINVAL;
     u->sync_result = 0;
     if (n == 0) { u->sync_ended = 1; return 0; }
     for (size_t i = 0; i < n; i++) {
         struct io_uring_sqe *sqe = uring_sqe(u);
         if (!sqe) return -EBUSY;   /* cannot happen once submitted: the queue has room */
-        io_uring_prep_fsync(sqe, fds[i], IORING_FSYNC_DATASYNC);
+        io_uring_prep_fsync(sqe, fds[i], i < n - dirs ? IORING_FSYNC_DATASYNC : 0);
         io_uring_sqe_set_data64(sqe, UD(OP_SYNC, i));
         u->sync_pending++;
     }

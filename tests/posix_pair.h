@@ -4,8 +4,9 @@
  *
  * The receiving host keeps nothing but a seen-bit per record and calls pure_link_stored
  * at once, so that the driver and the backend are measured and tested alone (the store
- * has its own tests; the tool's tests run the whole).  Header-only; include it once, after
- * defining _GNU_SOURCE. */
+ * has its own tests; the tool's tests run the whole) — or, given a store (pp_options.store),
+ * the driver hands every event to it first and the store answers and reports what is
+ * stored.  Header-only; include it once, after defining _GNU_SOURCE. */
 #ifndef POSIX_PAIR_H
 #define POSIX_PAIR_H
 
@@ -18,6 +19,7 @@
 
 #include "pl_driver.h"
 #include "pl_io.h"
+#include "pl_store.h"
 
 #define PP_S 1000000000ull
 #define PP_GIVE_UP_NS (60 * PP_S) /* a run that takes longer has failed */
@@ -33,6 +35,8 @@ typedef struct pp_options {
     int check;                /* 1: the receiver checks every byte */
     int64_t move_at;          /* > 0: the sender moves to a new socket after this many stored */
     int (*io_open)(pl_io **out, const pl_io_options *options, char *err, size_t err_len); /* NULL: POSIX */
+    pl_store *store;          /* NULL: the host says each record stored at once; else this
+                                 store (input "in", shape 7) answers and stores */
 } pp_options;
 
 typedef struct pp_node {
@@ -131,6 +135,7 @@ static uint64_t pp_send_wake(void *ctx) { return ((pp_node *)ctx)->give_up_ns; }
 
 static int pp_recv_event(void *ctx, pure_link *pl, const pure_link_event *ev, int refused, uint64_t now) {
     pp_node *n = ctx;
+    if (ev->kind == PURE_LINK_EVENT_STREAM_OPEN && n->o->store) return refused ? -EIO : 0;  /* answered */
     if (ev->kind == PURE_LINK_EVENT_STREAM_OPEN) /* a new run; this host never restarts */
         return pure_link_stream_answer(pl, ev->stream, 0, 0, now) == 0 ? 0 : -EIO;
     if (ev->kind != PURE_LINK_EVENT_RECORD) return 0;
@@ -151,6 +156,7 @@ static int pp_recv_event(void *ctx, pure_link *pl, const pure_link_event *ev, in
             break;
         }
     }
+    if (n->o->store) return 0;  /* the store says it once it is durable */
     return pure_link_stored(pl, ev->stream, i + 1, now) == 0 ? 0 : -EIO;
 }
 
@@ -192,7 +198,12 @@ static int pp_transfer(const pp_options *o, pp_result *out) {
     tx->sender = pure_link_sender_open(tx->pl, &sc, start);
     tx->move_at = o->move_at;
     tx->give_up_ns = start + PP_GIVE_UP_NS;
-    rx->dc = (pl_driver_config){.pl = rx->pl, .io = rx->io, .stop = &rx->stop,
+    pl_driver_store ds;
+    if (o->store) {
+        if (pl_store_peer(o->store, 0, tx->pub) != 0) goto done;
+        ds = pl_driver_store_of(o->store);
+    }
+    rx->dc = (pl_driver_config){.pl = rx->pl, .io = rx->io, .store = o->store ? &ds : NULL, .stop = &rx->stop,
                                 .host = {.ctx = rx, .event = pp_recv_event, .wake_ns = pp_recv_wake}};
     tx->dc = (pl_driver_config){.pl = tx->pl, .io = tx->io,
                                 .host = {.ctx = tx, .event = pp_send_event, .turn = pp_send_turn, .wake_ns = pp_send_wake}};

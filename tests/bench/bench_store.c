@@ -32,6 +32,7 @@ typedef struct syncer {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int fds[PL_STORE_BATCH_FDS_MOST];
+    size_t dirs;  /* the last dirs of fds are directories: fsync */
     int count, busy, done, result, quit;
 } syncer;
 
@@ -41,10 +42,10 @@ static void *sync_main(void *arg) {
     for (;;) {
         while (!y->busy && !y->quit) pthread_cond_wait(&y->cv, &y->mu);
         if (y->quit) break;
-        int count = y->count, rc = 0;
+        int count = y->count, files = count - (int)y->dirs, rc = 0;
         pthread_mutex_unlock(&y->mu);
         for (int i = 0; i < count && rc == 0; i++)
-            if (fdatasync(y->fds[i]) != 0) rc = -errno;
+            if ((i < files ? fdatasync(y->fds[i]) : fsync(y->fds[i])) != 0) rc = -errno;
         pthread_mutex_lock(&y->mu);
         y->result = rc, y->busy = 0, y->done = 1;
     }
@@ -90,7 +91,7 @@ static void group_commit(const char *dir, size_t len, uint64_t count) {
             if (st_commit_end(s, y.result, NULL, &n, err, sizeof err) != 0) { pthread_mutex_unlock(&y.mu); break; }
         }
         if (!open_batch && pl_store_pending(s)) {
-            y.count = pl_store_commit_begin(s, y.fds, PL_STORE_BATCH_FDS_MOST);
+            y.count = pl_store_commit_begin(s, y.fds, PL_STORE_BATCH_FDS_MOST, &y.dirs);
             if (y.count > 0) y.busy = 1, open_batch = 1, pthread_cond_signal(&y.cv);
         }
         int wait = k == count && open_batch;

@@ -106,7 +106,11 @@ grep -q "File too large\|No space" "$work/full.log" || fail "full disk: $(cat "$
 stored=$(json "$work/full-send.json" "j['records_stored']")
 python3 - "$work/store" "$stored" <<'PY' || fail "full disk: store"
 import glob, struct, sys
-data = open(glob.glob(sys.argv[1] + "/*.plr")[0], "rb").read()
+# A new stream's file is renamed into place once its first bytes are durable, and its
+# records are claimed only after that: a disk full before it leaves only <name>.plr.tmp.
+name = (glob.glob(sys.argv[1] + "/*.plr") or glob.glob(sys.argv[1] + "/*.plr.tmp"))[0]
+assert name.endswith(".plr") or int(sys.argv[2]) == 0, "%s heard stored of an unnamed file" % sys.argv[2]
+data = open(name, "rb").read()
 at, n = struct.unpack_from("<I", data, 8)[0], 0
 while at < len(data):
     assert data[at:at + 4] == b"PLF1" and len(data) - at >= 28, "a frame cut short at %d" % at

@@ -21,33 +21,12 @@
 #include "harness.h"
 #include "link_loop.h"
 #include "store_internal.h"
+#include "tmp_dirs.h"
 
 #define MS 1000000ull
 #define S 1000000000ull
 
-/* ---- Temporary directories, removed at exit ---- */
-static char tmp_dirs[4][256];
-static int tmp_dirs_len;
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
-    (void)sb, (void)flag, (void)ftw;
-    return remove(p);
-}
-static void tmp_cleanup(void) {
-    for (int i = 0; i < tmp_dirs_len; i++) {
-        umount2(tmp_dirs[i], MNT_DETACH);  /* a test's tmpfs, if it left one mounted */
-        nftw(tmp_dirs[i], rm_one, 16, FTW_DEPTH | FTW_PHYS);
-    }
-}
-/* A fresh directory: on the disk (base NULL: $TMPDIR or /tmp) or under base. */
-static const char *tmp_dir(const char *base) {
-    const char *t = base ? base : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    char *d = tmp_dirs[tmp_dirs_len];
-    snprintf(d, sizeof tmp_dirs[0], "%s/pl_store_test_XXXXXX", t);
-    if (mkdtemp(d) == NULL) { perror("mkdtemp"); abort(); }
-    if (tmp_dirs_len++ == 0) atexit(tmp_cleanup);
-    return d;
-}
+/* ---- Temporary directories (tmp_dirs.h), removed at exit ---- */
 static const char *shm_dir(void) { return tmp_dir(access("/dev/shm", W_OK) == 0 ? "/dev/shm" : NULL); }
 
 /* ---- Records: sizes and bytes follow from (run, record), so a reader can check them ---- */
@@ -218,8 +197,11 @@ static void append_commit_reopen(void) {
     pl_store_stats_get(s, &st);
     CHECK_EQ_U(st.records_appended, 150);
     CHECK_EQ_U(st.records_durable, 150);
-    CHECK_EQ_U(st.commits, 2);
+    /* The new file's bytes, then its name (the directory's fsync: nothing new in the file
+     * to fdatasync again), then the second commit. */
+    CHECK_EQ_U(st.commits, 3);
     CHECK_EQ_U(st.fdatasyncs, 2);
+    CHECK_EQ_U(st.dir_fsyncs, 1);
     pl_store_close(s);
 
     s = open_store(dir, 0);
@@ -318,8 +300,9 @@ static void fsync_failure_never_claimed(void) {
     CHECK_EQ_U(a.stored[0], 10);
     for (uint64_t k = 10; k < 15; k++) CHECK(put(s, 0, 5, k, &n) == 0);
     int fds[8];
-    CHECK(pl_store_commit_begin(s, fds, 8) == 1);
-    CHECK(pl_store_commit_begin(s, fds, 8) == -EALREADY);  /* one batch at a time */
+    size_t dirs;
+    CHECK(pl_store_commit_begin(s, fds, 8, &dirs) == 1);
+    CHECK(pl_store_commit_begin(s, fds, 8, &dirs) == -EALREADY);  /* one batch at a time */
     for (uint64_t k = 15; k < 17; k++) CHECK(put(s, 0, 5, k, &n) == 0);  /* the next batch */
     /* The driver's fdatasync failed: the pages may now be clean and lost. */
     CHECK(st_commit_end(s, -EIO, NULL, &n, err, sizeof err) == -EIO);
@@ -373,6 +356,136 @@ static void rebind_on_other_handle(void) {
     seen_runs r = read_stream(dir, "r");
     CHECK_EQ_U(seen_next(&r, 9), 16);
     CHECK_EQ_U(r.frames, 16);
+}
+
+/* ---- A new stream's file: written under a temporary name with no sync on the caller's
+ * thread, renamed into place by the batch that made its bytes durable, its records claimed
+ * by the next batch, which fsyncs the directory ---- */
+/* A store with source's run bound on handle 0, and the two names of its file. */
+static pl_store *open_new_stream(const char *dir, const char *source, uint64_t run, char path[600], char tmp[600]) {
+    stream_path(path, 600, dir, source, ".plr");
+    stream_path(tmp, 600, dir, source, ".plr.tmp");
+    pl_store *s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, source, run), 0);
+    return s;
+}
+
+static void new_file_named_after_its_bytes(void) {
+    const char *dir = tmp_dir(NULL);
+    acks a;
+    st_notify n = notify_of(&a);
+    char path[600], tmp[600];
+    pl_store *s = open_new_stream(dir, "new", 3, path, tmp);
+    CHECK(access(tmp, F_OK) == 0 && access(path, F_OK) != 0);
+    CHECK(pl_store_pending(s) == 0);  /* nothing to make durable before a record */
+    for (uint64_t k = 0; k < 5; k++) CHECK(put(s, 0, 3, k, &n) == 0);
+    st_stream *st = s->inputs[0].streams[0];
+    int fds[8];
+    size_t dirs;
+    CHECK(pl_store_commit_begin(s, fds, 8, &dirs) == 1 && dirs == 0);  /* its bytes only */
+    CHECK_EQ_U(fds[0], st->fd);
+    CHECK(put(s, 0, 3, 5, &n) == 0);  /* for the next batch */
+    CHECK(fdatasync(fds[0]) == 0);
+    CHECK(st_commit_end(s, 0, NULL, &n, err, sizeof err) == 0);
+    CHECK(access(path, F_OK) == 0 && access(tmp, F_OK) != 0);  /* renamed into place */
+    CHECK_EQ_U(a.stored_calls, 0);                             /* its name is not durable yet */
+    CHECK_EQ_U(st_run_find(st, 3)->mark_durable, 0);           /* what a STREAM_OPEN would get */
+    CHECK(pl_store_pending(s) == 1);
+    CHECK(pl_store_commit_begin(s, fds, 8, &dirs) == 2 && dirs == 1);  /* record 5, the directory */
+    CHECK(fds[0] == st->fd && fds[1] == s->inputs[0].dir_fd);
+    CHECK(fdatasync(fds[0]) == 0 && fsync(fds[1]) == 0);
+    CHECK(st_commit_end(s, 0, NULL, &n, err, sizeof err) == 0);
+    CHECK(a.stored[0] == 6 && a.stored_calls == 1);
+    CHECK_EQ_U(bind(s, 1, "new", 3), 6);
+    pl_store_stats ss;
+    pl_store_stats_get(s, &ss);
+    CHECK(ss.commits == 2 && ss.fdatasyncs == 2 && ss.dir_fsyncs == 1 && ss.records_durable == 6);
+    pl_store_close(s);
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, "new", 3), 6);
+    pl_store_close(s);
+}
+
+/* A crash before the first batch ended leaves only the temporary file (removed at open:
+ * none of it was claimed); one after the rename and before the directory's fsync leaves
+ * the file in place, which the open makes durable (the directory's fsync) and claims. */
+static void new_file_crash_before_and_after_rename(void) {
+    const char *dir = tmp_dir(NULL);
+    acks a;
+    st_notify n = notify_of(&a);
+    char path[600], tmp[600];
+    pl_store *s = open_new_stream(dir, "c", 1, path, tmp);
+    for (uint64_t k = 0; k < 3; k++) CHECK(put(s, 0, 1, k, &n) == 0);
+    pl_store_close(s);  /* no commit */
+    s = open_store(dir, 0);
+    CHECK(access(tmp, F_OK) != 0 && access(path, F_OK) != 0);
+    CHECK_EQ_U(s->inputs[0].streams_len, 0);
+    CHECK_EQ_U(bind(s, 0, "c", 1), 0);
+    for (uint64_t k = 0; k < 3; k++) CHECK(put(s, 0, 1, k, &n) == 0);
+    int fds[8];
+    size_t dirs;
+    CHECK(pl_store_commit_begin(s, fds, 8, &dirs) == 1);
+    CHECK(fdatasync(fds[0]) == 0);
+    CHECK(st_commit_end(s, 0, NULL, &n, err, sizeof err) == 0);
+    CHECK(access(path, F_OK) == 0 && a.stored_calls == 0);
+    pl_store_close(s);  /* dies before the directory's fsync */
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, "c", 1), 3);
+    pl_store_close(s);
+}
+
+/* The name taken when the batch would rename the file (only another process could take
+ * it): nothing of the stream is claimed, the store fails, the other file stays. */
+static void new_file_rename_refused(void) {
+    const char *dir = tmp_dir(NULL);
+    acks a;
+    st_notify n = notify_of(&a);
+    char path[600];
+    stream_path(path, sizeof path, dir, "r", ".plr");
+    pl_store *s = open_store(dir, 0);
+    bind(s, 0, "r", 1);
+    CHECK(put(s, 0, 1, 0, &n) == 0);
+    int fds[8];
+    size_t dirs;
+    CHECK(pl_store_commit_begin(s, fds, 8, &dirs) == 1);
+    int other = open(path, O_WRONLY | O_CREAT | O_EXCL, 0640);
+    CHECK(other >= 0 && write(other, "x", 1) == 1);
+    close(other);
+    CHECK(st_commit_end(s, 0, NULL, &n, err, sizeof err) == -EEXIST);
+    CHECK(strstr(err, "rename") != NULL && strstr(err, "/in/") != NULL);
+    CHECK_EQ_U(a.stored_calls, 0);
+    CHECK(put(s, 0, 1, 1, &n) == -EEXIST);  /* sticky */
+    CHECK(commit(s, &n) == -EEXIST);
+    CHECK_EQ_U(a.stored_calls, 0);
+    pl_store_close(s);
+    CHECK_EQ_U(file_size(path), 1);
+}
+
+/* Two keys with the same first 96 bits and one source would share a file name: the
+ * second is refused at once (no file is named before the first commit). */
+static void same_file_name_refused(void) {
+    const char *dir = tmp_dir(NULL);
+    pl_store *s = open_store(dir, 0);
+    uint8_t key2[32];
+    memset(key2, 0x42, 32);
+    key2[ST_KEY_HEX / 2] = 0x43;  /* the first byte the name does not show */
+    CHECK(pl_store_peer(s, 1, key2) == 0);
+    CHECK_EQ_U(bind(s, 0, "p", 1), 0);
+    int answer;
+    int64_t mark;
+    CHECK(st_open_stream(s, 1, 1, 2, "p", "in", 7, &answer, &mark, err, sizeof err) == 0);
+    CHECK(answer == -1);
+    CHECK(st_open_stream(s, 1, 1, 2, "q", "in", 7, &answer, &mark, err, sizeof err) == 0);
+    CHECK(answer == 0);  /* another source: another name */
+    key2[ST_KEY_HEX / 2 - 1] ^= 1;  /* a key whose name differs */
+    CHECK(pl_store_peer(s, 2, key2) == 0);
+    CHECK(st_open_stream(s, 2, 2, 3, "p", "in", 7, &answer, &mark, err, sizeof err) == 0);
+    CHECK(answer == 0);
+    pl_store_stats st;
+    pl_store_stats_get(s, &st);
+    CHECK_EQ_U(st.streams_refused, 1);
+    CHECK_EQ_U(s->inputs[0].streams_len, 3);
+    pl_store_close(s);
 }
 
 /* ---- Refusals: no such input, another shape; counted, no file ---- */
@@ -873,7 +986,8 @@ static void index_checkpoint(void) {
     CHECK(access(idx, F_OK) != 0 && access(tmp, F_OK) == 0);  /* written, not yet durable */
     CHECK(pl_store_pending(s) == 1);
     int fds[4];
-    CHECK(pl_store_commit_begin(s, fds, 4) == 1);            /* only the index's fdatasync */
+    size_t dirs;
+    CHECK(pl_store_commit_begin(s, fds, 4, &dirs) == 1);            /* only the index's fdatasync */
     CHECK(st_commit_end(s, 0, NULL, &n, err, sizeof err) == 0);
     CHECK(access(idx, F_OK) == 0 && access(tmp, F_OK) != 0);  /* installed */
     CHECK_EQ_U(s->inputs[0].streams[0]->index_end, file_size(path));
@@ -942,18 +1056,22 @@ static void batch_bound_and_missing(void) {
         bind(s, i, src[i], 1);
         CHECK(put(s, i, 1, 0, &n) == 0);
     }
+    CHECK(commit(s, &n) == 0);  /* the three files named */
+    CHECK(a.stored[0] == 1 && a.stored[1] == 1 && a.stored[2] == 1);
+    for (int i = 0; i < 3; i++) CHECK(put(s, i, 1, 1, &n) == 0);
     int fds[PL_STORE_BATCH_FDS_MOST];
-    CHECK(pl_store_commit_begin(s, fds, 2) == 2);  /* two of three files */
-    CHECK(pl_store_pending(s) == 1);
+    size_t dirs;
+    CHECK(pl_store_commit_begin(s, fds, 2, &dirs) == 2);  /* two of three files */
+    CHECK(dirs == 0 && pl_store_pending(s) == 1);
     CHECK(st_commit_end(s, 0, NULL, &n, err, sizeof err) == 0);
-    CHECK(a.stored[0] == 1 && a.stored[1] == 1 && a.stored[2] == 0);
-    CHECK(put(s, 0, 1, 1, &n) == 0);
-    CHECK(pl_store_commit_begin(s, fds, 1) == 1);  /* the one left over goes first */
+    CHECK(a.stored[0] == 2 && a.stored[1] == 2 && a.stored[2] == 1);
+    CHECK(put(s, 0, 1, 2, &n) == 0);
+    CHECK(pl_store_commit_begin(s, fds, 1, &dirs) == 1);  /* the one left over goes first */
     CHECK_EQ_U(fds[0], s->inputs[0].streams[2]->fd);
     CHECK(st_commit_end(s, 0, NULL, &n, err, sizeof err) == 0);
-    CHECK(a.stored[2] == 1 && a.stored[0] == 1);
+    CHECK(a.stored[2] == 2 && a.stored[0] == 2);
     CHECK(commit(s, &n) == 0);
-    CHECK_EQ_U(a.stored[0], 2);
+    CHECK_EQ_U(a.stored[0], 3);
     /* A run whose sender starts at record 5 (its first five stored by a life of this store
      * whose files are gone): stored from 5 on, the five counted as missing. */
     CHECK_EQ_U(bind(s, 3, "x", 2), 0);
@@ -970,7 +1088,9 @@ static void batch_bound_and_missing(void) {
 }
 
 TEST_MAIN(TEST_CASE(crc32c_paths_agree), TEST_CASE(append_commit_reopen), TEST_CASE(torn_tail_every_offset), TEST_CASE(fsync_failure_never_claimed),
-          TEST_CASE(rebind_on_other_handle), TEST_CASE(refusals_counted), TEST_CASE(kill9_mid_append_and_commit),
+          TEST_CASE(rebind_on_other_handle), TEST_CASE(new_file_named_after_its_bytes),
+          TEST_CASE(new_file_crash_before_and_after_rename), TEST_CASE(new_file_rename_refused),
+          TEST_CASE(same_file_name_refused), TEST_CASE(refusals_counted), TEST_CASE(kill9_mid_append_and_commit),
           TEST_CASE(efbig_rlimit_fsize), TEST_CASE(enospc_small_tmpfs), TEST_CASE(file_bound_edge),
           TEST_CASE(e2e_receiver_crash_restart), TEST_CASE(e2e_receiver_power_loss_restart),
           TEST_CASE(memo_round_trip_endpoint), TEST_CASE(limits_inputs_and_names), TEST_CASE(limits_streams_per_input),

@@ -461,15 +461,24 @@ static void fdatasync_batch_ends_once(void) {
     int fds[3] = { temp_file("one"), temp_file("two"), temp_file("three") };
     int result;
     CHECK(pl_uring_sync_done(u, &result) == 0);
-    CHECK(pl_uring_fdatasync(u, fds, 3) == 0);
-    CHECK(pl_uring_fdatasync(u, fds, 1) == -EBUSY);
+    CHECK(pl_uring_sync(u, fds, 3, 0) == 0);
+    CHECK(pl_uring_sync(u, fds, 1, 0) == -EBUSY);
     CHECK(sync_result(u) == 0);
     CHECK(pl_uring_sync_done(u, &result) == 0);
     pl_uring_stats st;
     pl_uring_stats_get(u, &st);
     CHECK_EQ_U(st.fdatasyncs, 3);
-    CHECK(pl_uring_fdatasync(u, fds, 0) == 0);   /* an empty batch ends at once */
+    CHECK(pl_uring_sync(u, fds, 0, 0) == 0);   /* an empty batch ends at once */
     CHECK(pl_uring_sync_done(u, &result) == 1 && result == 0);
+    /* Two files and a directory (its fsync makes a new name in it durable). */
+    int both[3] = { fds[0], fds[1], open("/tmp", O_RDONLY | O_DIRECTORY) };
+    CHECK(both[2] >= 0);
+    CHECK(pl_uring_sync(u, both, 3, 4) == -EINVAL);  /* more directories than descriptors */
+    CHECK(pl_uring_sync(u, both, 3, 1) == 0);
+    CHECK(sync_result(u) == 0);
+    pl_uring_stats_get(u, &st);
+    CHECK_EQ_U(st.fdatasyncs, 6);
+    close(both[2]);
     pl_uring_close(u);
     for (int i = 0; i < 3; i++) close(fds[i]);
     close(s.fd);
@@ -480,7 +489,7 @@ static void fdatasync_error_fails_the_batch(void) {
     sock s = sock_open(AF_INET);
     pl_uring *u = uring_on(&s, 0, 0, 0, 0);
     int fds[2] = { temp_file("good"), 1000000 };
-    CHECK(pl_uring_fdatasync(u, fds, 2) == 0);
+    CHECK(pl_uring_sync(u, fds, 2, 0) == 0);
     CHECK(sync_result(u) == -EBADF);
     pl_uring_close(u);
     close(fds[0]);
@@ -493,8 +502,8 @@ static void fdatasync_batch_limit_at_its_edge(void) {
     static int fds[PL_URING_SYNC_FDS_MOST + 1];
     int fd = temp_file("x");
     for (unsigned i = 0; i <= PL_URING_SYNC_FDS_MOST; i++) fds[i] = fd;
-    CHECK(pl_uring_fdatasync(u, fds, PL_URING_SYNC_FDS_MOST + 1) == -EINVAL);
-    CHECK(pl_uring_fdatasync(u, fds, PL_URING_SYNC_FDS_MOST) == 0);
+    CHECK(pl_uring_sync(u, fds, PL_URING_SYNC_FDS_MOST + 1, 0) == -EINVAL);
+    CHECK(pl_uring_sync(u, fds, PL_URING_SYNC_FDS_MOST, 0) == 0);
     CHECK(sync_result(u) == 0);
     pl_uring_stats st;
     pl_uring_stats_get(u, &st);
