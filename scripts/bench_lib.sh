@@ -19,9 +19,10 @@ waitfor() {
 }
 
 # start_recv CONFIG: `pure-link recv` on 127.0.0.1 with its key $work/r.key, logging to
-# $work/recv.log and its statistics to $work/recv.json; sets $rpid and $port.
+# $work/recv.log and its statistics to $work/recv.json; sets $rpid and $port.  RECV_IO
+# names its backend (--io: auto, posix or uring; default auto).
 start_recv() {
-    $P recv --key "$work/r.key" --config "$1" --listen 127.0.0.1:0 --no-progress \
+    $P recv --key "$work/r.key" --config "$1" --listen 127.0.0.1:0 --no-progress --io "${RECV_IO:-auto}" \
         --stats="$work/recv.json" 2> "$work/recv.log" &
     rpid=$!; pids="$pids $rpid"
     i=0

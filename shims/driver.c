@@ -80,6 +80,7 @@ static int commit_step(loop *l, uint64_t now) {
         l->syncing = 0;
         uint64_t waited = now - l->sync_started_ns;
         if (waited > l->stats->commit_wait_ns_most) l->stats->commit_wait_ns_most = waited;
+        l->stats->commit_wait_ns_total += waited;
         int r = c->store->commit_end(c->store->ctx, c->pl, result, now, l->err, l->err_len);
         if (r != 0) return r < 0 ? r : -EIO;
         l->stats->commits++;

@@ -73,7 +73,8 @@ typedef struct pl_driver_config {
 } pl_driver_config;
 
 typedef struct pl_driver_stats {
-    uint64_t turns, commits, commit_wait_ns_most;
+    uint64_t turns, commits;
+    uint64_t commit_wait_ns_most, commit_wait_ns_total;  /* from a batch's start to its end */
 } pl_driver_stats;
 
 /* Runs until the host stops it (returns its value, > 0), *stop is set (returns 0), or the

@@ -165,7 +165,8 @@ static int open_socket(const recv_options *o, const sigset_t *mask, pl_io **io) 
     return TOOL_OK;
 }
 
-static int finish(receiver_tool *t, pl_io *io, const pl_driver_config *dc, int r, const char *err) {
+static int finish(receiver_tool *t, pl_io *io, const pl_driver_config *dc, const pl_driver_stats *ds, int r,
+                  const char *err) {
     char line[512];
     int code = TOOL_OK;
     if (r < 0) {
@@ -189,16 +190,19 @@ static int finish(receiver_tool *t, pl_io *io, const pl_driver_config *dc, int r
              (unsigned long long)ss.records_durable, tool_bytes(ss.bytes_durable, bytes, sizeof bytes),
              (unsigned long long)t->streams_opened, (unsigned long long)t->refusals_logged,
              (unsigned long long)ep.listener_refused, (unsigned long long)ep.epochs, (unsigned long long)dropped);
-    char extra[512];
+    char extra[1024];
     snprintf(extra, sizeof extra,
              "\"store\":{\"records_appended\":%llu,\"records_durable\":%llu,\"bytes_durable\":%llu,\"commits\":%llu,"
              "\"fdatasyncs\":%llu,\"dir_fsyncs\":%llu,\"streams_refused\":%llu,\"records_missing\":%llu,\"bytes_cut\":%llu},"
+             "\"driver\":{\"turns\":%llu,\"commits\":%llu,\"commit_wait_ns_most\":%llu,\"commit_wait_ns_total\":%llu},"
              "\"streams_opened\":%llu,\"refusals_logged\":%llu,\"exit\":%d",
              (unsigned long long)ss.records_appended, (unsigned long long)ss.records_durable,
              (unsigned long long)ss.bytes_durable, (unsigned long long)ss.commits, (unsigned long long)ss.fdatasyncs,
              (unsigned long long)ss.dir_fsyncs,
              (unsigned long long)ss.streams_refused, (unsigned long long)ss.records_missing,
-             (unsigned long long)ss.bytes_cut, (unsigned long long)t->streams_opened,
+             (unsigned long long)ss.bytes_cut, (unsigned long long)ds->turns, (unsigned long long)ds->commits,
+             (unsigned long long)ds->commit_wait_ns_most, (unsigned long long)ds->commit_wait_ns_total,
+             (unsigned long long)t->streams_opened,
              (unsigned long long)t->refusals_logged, code);
     int sc = tool_report_stats(&t->report, "recv", &ep, NULL, &io->stats, extra, now);
     return code != TOOL_OK ? code : sc;
@@ -235,8 +239,9 @@ int tool_recv_main(int argc, char **argv) {
                                .host = {.ctx = t, .event = on_event, .turn = on_turn,
                                         .datagram = o.link.qlog ? on_datagram : NULL, .wake_ns = wake_ns}};
         char err[512];
-        int r = pl_driver_run(&dc, NULL, err, sizeof err);
-        code = finish(t, io, &dc, r, err);
+        pl_driver_stats ds_stats;
+        int r = pl_driver_run(&dc, &ds_stats, err, sizeof err);
+        code = finish(t, io, &dc, &ds_stats, r, err);
     }
     tool_report_close(&t->report);
     if (t->store) pl_store_close(t->store);

@@ -5,6 +5,9 @@
  * that the driver and the backend are tested alone (the store has its own tests and the
  * tool's tests run the whole). */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "harness.h"
 #include "posix_pair.h"
 
@@ -106,15 +109,68 @@ static void address_in_use_is_one_line(void) {
     a.io->ops->close(a.io);
 }
 
+/* Waits (at most 10 s) for the sync batch to end; returns its result, 1 if it did not. */
+static int sync_wait(pl_io *io) {
+    int result = 1;
+    uint64_t end_ns = pl_now_ns() + 10 * PP_S;
+    while (!io->ops->sync_result(io, &result) && pl_now_ns() < end_ns)
+        CHECK(io->ops->wait(io, pl_now_ns() + PP_S / 10, 0) >= 0);
+    return result;
+}
+
+/* A batch of more files than the POSIX backend has sync threads, and a directory: it ends
+ * once, with the first error of any call; one batch at a time; the bounds at their edges. */
+static void sync_batches(void) {
+    pp_node a = {0};
+    pp_options po = {.io_open = io_open};
+    int rc = pp_open_io(&a, &po, "127.0.0.1:0");
+    skip_if_refused(a.open_rc, a.err);
+    CHECK(rc == 0);
+    pl_io *io = a.io;
+    enum { FILES = 40 };
+    static int fds[PL_IO_SYNC_FDS_MOST + 1];
+    for (int i = 0; i < FILES; i++) {
+        char path[] = "/tmp/pl_sync_XXXXXX";
+        fds[i] = mkstemp(path);
+        CHECK(fds[i] >= 0);
+        unlink(path);
+        CHECK(write(fds[i], path, sizeof path) == (ssize_t)sizeof path);
+    }
+    fds[FILES] = open("/tmp", O_RDONLY | O_DIRECTORY);
+    CHECK(fds[FILES] >= 0);
+    int result;
+    CHECK(io->ops->sync_result(io, &result) == 0);  /* none started */
+    CHECK(io->ops->sync_start(io, fds, FILES + 1, FILES + 2) == -EINVAL);  /* more directories than all */
+    CHECK(io->ops->sync_start(io, fds, FILES + 1, 1) == 0);
+    CHECK(io->ops->sync_start(io, fds, 1, 0) == -EBUSY);
+    CHECK(sync_wait(io) == 0);
+    CHECK(io->ops->sync_result(io, &result) == 0);  /* told once */
+    CHECK(io->ops->sync_start(io, fds, 0, 0) == 0);  /* an empty batch ends at once */
+    CHECK(sync_wait(io) == 0);
+    int bad = fds[FILES / 2];
+    fds[FILES / 2] = 1000000;  /* not a descriptor: the whole batch fails with its errno */
+    CHECK(io->ops->sync_start(io, fds, FILES, 0) == 0);
+    CHECK(sync_wait(io) == -EBADF);
+    fds[FILES / 2] = bad;
+    for (unsigned i = FILES + 1; i <= PL_IO_SYNC_FDS_MOST; i++) fds[i] = fds[0];
+    CHECK(io->ops->sync_start(io, fds, PL_IO_SYNC_FDS_MOST + 1, 0) == -EINVAL);
+    CHECK(io->ops->sync_start(io, fds, PL_IO_SYNC_FDS_MOST, 0) == 0);
+    CHECK(sync_wait(io) == 0);
+    CHECK_EQ_U(io->stats.syncs, 4);
+    io->ops->close(io);
+    for (int i = 0; i <= FILES; i++) close(fds[i]);
+}
+
 ALSO_ON_URING(ipv4_with_gso_and_gro_exactly_once)
 ALSO_ON_URING(ipv6_without_offloads_exactly_once)
 ALSO_ON_URING(ipv4_to_a_dual_stack_receiver)
 ALSO_ON_URING(sender_port_changes_mid_transfer)
 ALSO_ON_URING(address_in_use_is_one_line)
+ALSO_ON_URING(sync_batches)
 
 TEST_MAIN(TEST_CASE(ipv4_with_gso_and_gro_exactly_once), TEST_CASE(ipv6_without_offloads_exactly_once),
           TEST_CASE(ipv4_to_a_dual_stack_receiver), TEST_CASE(sender_port_changes_mid_transfer),
           TEST_CASE(address_parsing_edges), TEST_CASE(address_in_use_is_one_line),
           TEST_CASE(ipv4_with_gso_and_gro_exactly_once_uring), TEST_CASE(ipv6_without_offloads_exactly_once_uring),
           TEST_CASE(ipv4_to_a_dual_stack_receiver_uring), TEST_CASE(sender_port_changes_mid_transfer_uring),
-          TEST_CASE(address_in_use_is_one_line_uring))
+          TEST_CASE(address_in_use_is_one_line_uring), TEST_CASE(sync_batches), TEST_CASE(sync_batches_uring))
