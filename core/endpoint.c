@@ -78,7 +78,9 @@ static int config_valid(const pure_link_config *c) {
            c->receive_memory_bytes >= PL_POOL_BYTES_LEAST && c->receive_memory_bytes <= CONFIG_POOL_BYTES_MOST &&
            c->send_memory_bytes >= PL_POOL_BYTES_LEAST && c->send_memory_bytes <= CONFIG_POOL_BYTES_MOST &&
            (c->congestion == PURE_LINK_CC_CUBIC || c->congestion == PURE_LINK_CC_NEWRENO || c->congestion == PURE_LINK_CC_BBR) &&
-           c->epoch_packets <= PURE_LINK_EPOCH_PACKETS_MOST && (c->copies == 1 || c->copies == 2);
+           c->epoch_packets <= PURE_LINK_EPOCH_PACKETS_MOST && (c->copies == 1 || c->copies == 2) &&
+           c->epoch_ns <= PURE_LINK_DURATION_NS_MOST && c->idle_ns <= PURE_LINK_DURATION_NS_MOST &&
+           c->ack_delay_us <= PURE_LINK_ACK_DELAY_US_MOST;
 }
 
 /* The memory layout: byte offsets of each array in the caller's block. */

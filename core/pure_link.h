@@ -114,6 +114,12 @@ typedef struct pure_link_addr {
 /* The most epoch_packets may be: 2^23 - 2^16, so that the last 2^16 packets under a key,
  * which carry only OFFERs, still fit under the AEAD limit of 2^23 (spec/protocol.md §3). */
 #define PURE_LINK_EPOCH_PACKETS_MOST ((1ull << 23) - (1ull << 16))
+/* The most epoch_ns and idle_ns may be: 24 h.  Both are added to clock readings, and a key
+ * kept longer than a day gains nothing (spec/crypto.md §10 counts its packets anyway). */
+#define PURE_LINK_DURATION_NS_MOST (24ull * 3600 * 1000000000ull)
+/* The most ack_delay_us may be: the spec's 25 ms, within which a receiver MUST acknowledge
+ * (spec/protocol.md §5). */
+#define PURE_LINK_ACK_DELAY_US_MOST 25000u
 typedef struct pure_link_config {
     uint32_t version;               /* PURE_LINK_VERSION */
     uint8_t static_secret[32];      /* this node's X25519 secret key */
@@ -133,8 +139,10 @@ typedef struct pure_link_config {
     uint32_t unstored_records_most; /* delivered-but-unstored records per run (default 16384) */
     uint32_t memo_enabled;          /* 1: keep a memo of epoch secrets (spec/memo.md) */
     /* Local choices (spec: each side alone). 0 means the default. */
-    uint64_t idle_ns;               /* a run quiet this long is idle (default 60 s) */
-    uint64_t epoch_ns;              /* start a new epoch after this long (default 120 s) */
+    uint64_t idle_ns;               /* a run quiet this long is idle (default 60 s; at most
+                                       PURE_LINK_DURATION_NS_MOST) */
+    uint64_t epoch_ns;              /* start a new epoch after this long (default 120 s; at
+                                       most PURE_LINK_DURATION_NS_MOST) */
     uint64_t epoch_packets;         /* ... or after this many packets under one key (default 2^22,
                                        at most PURE_LINK_EPOCH_PACKETS_MOST) */
     uint32_t congestion;            /* PURE_LINK_CC_* (default BBR) */

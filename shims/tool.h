@@ -30,7 +30,7 @@ enum {
  * start plus this, which must not wrap; below 1 ms every packet would ask for a new key,
  * which the receiver grants at most 4 times a second anyway (spec/protocol.md §3). */
 #define TOOL_EPOCH_NS_LEAST 1000000ull              /* 1 ms */
-#define TOOL_EPOCH_NS_MOST (24ull * 3600000000000ull) /* 24 h */
+#define TOOL_EPOCH_NS_MOST PURE_LINK_DURATION_NS_MOST /* 24 h, what the core takes */
 
 /* One line on stderr: "pure-link CMD: message". */
 void tool_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -40,6 +40,20 @@ static void config_limits_give_size_zero(void) {
     CHECK_EQ_U(pure_link_size(&c), 0);
     c.epoch_packets = (1ull << 23) - (1ull << 16);
     CHECK(pure_link_size(&c) > 0);
+    /* Durations added to clock readings are bounded, so no sum can wrap. */
+    c = base(), c.epoch_ns = PURE_LINK_DURATION_NS_MOST + 1;
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    c.epoch_ns = PURE_LINK_DURATION_NS_MOST;
+    CHECK(pure_link_size(&c) > 0);
+    c = base(), c.idle_ns = PURE_LINK_DURATION_NS_MOST + 1;
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    c.idle_ns = PURE_LINK_DURATION_NS_MOST;
+    CHECK(pure_link_size(&c) > 0);
+    /* The spec's 25 ms ack bound cannot be configured away. */
+    c = base(), c.ack_delay_us = PURE_LINK_ACK_DELAY_US_MOST + 1;
+    CHECK_EQ_U(pure_link_size(&c), 0);
+    c.ack_delay_us = PURE_LINK_ACK_DELAY_US_MOST;
+    CHECK(pure_link_size(&c) > 0);
 }
 
 static void init_refuses_too_little_memory(void) {
