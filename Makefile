@@ -156,7 +156,7 @@ $(LOAD_BIN): $(B)/bench/load_%: tests/bench/load_%.c tests/bench/load.h $(SHIM_A
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(SHIM_A) $(LIB_A) $(LIBS) -luring -lpthread
 
-$(B)/bench/%: tests/bench/%.c $(SIM_A) $(LIB_A) $(HEADERS)
+$(B)/bench/%: tests/bench/%.c tests/bench/bench_copy.h $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(SIM_A) $(LIB_A) $(LIBS)
@@ -252,6 +252,8 @@ bench: all deps-bench $(BENCH_BIN) $(LOAD_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 	@echo "== tests/bench/callgrind_core.sh (core instructions per packet: a count, not a time)"
 	@sh tests/bench/callgrind_core.sh $(B)
+	@echo "== tests/bench/callgrind_scale.sh (receiver instructions by wired peers and live runs: a count)"
+	@sh tests/bench/callgrind_scale.sh $(B)
 	@echo "== scripts/bench_hostile.sh (1,000,000 hostile datagrams at a live receiver)"
 	@B=$(B) sh scripts/bench_hostile.sh
 	@echo "== scripts/bench_many.sh (1,000 senders, one receiver)"

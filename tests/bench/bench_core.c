@@ -15,27 +15,8 @@
 
 #include <valgrind/callgrind.h>
 
+#include "bench_copy.h"
 #include "pure_link.h"
-
-static uint64_t clock_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void copy_init(void *ctx, const uint8_t key[16]) { memcpy(ctx, key, 16); }
-static void copy_seal(const void *ctx, const uint8_t nonce[12], const uint8_t *aad, size_t aad_len, const uint8_t *in,
-                      size_t len, uint8_t *out) {
-    (void)ctx, (void)nonce, (void)aad, (void)aad_len;
-    memmove(out, in, len);
-    memset(out + len, 0, 16);
-}
-static int copy_open(const void *ctx, const uint8_t nonce[12], const uint8_t *aad, size_t aad_len, const uint8_t *in,
-                     size_t len, uint8_t *out) {
-    (void)ctx, (void)nonce, (void)aad, (void)aad_len;
-    memmove(out, in, len - 16);
-    return 0;
-}
 
 #define BENCH_PASSES 8
 
@@ -63,9 +44,7 @@ static void side_end(int who) { if (who == collect_side) CALLGRIND_TOGGLE_COLLEC
 int main(int argc, char **argv) {
     uint64_t packets_most = argc > 1 ? strtoull(argv[1], NULL, 10) : 400000;
     if (argc > 2) collect_side = strcmp(argv[2], "sender") == 0 ? 1 : strcmp(argv[2], "receiver") == 0 ? 2 : 0;
-    pure_link_crypto c = *pure_link_crypto_null();
-    c.name = "copy";
-    c.aead_init = copy_init, c.aead_seal = copy_seal, c.aead_open = copy_open;
+    pure_link_crypto c = copy_crypto();
     side a, b;
     make(&a, &c, 1), make(&b, &c, 2);
     pure_link_wire_peer(b.pl, a.pub, "*", 0);
