@@ -146,7 +146,7 @@ int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_ad
         at = put_ack(pl, r, buf, at, cap_frames, now_ns);
         r->ack_pending = 0;
         r->eliciting_unacked = 0;
-        r->timers[PL_RT_ACK] = PL_NONE;
+        pl_run_timer_set(pl, r, PL_RT_ACK, PL_NONE);
     }
     pl_epoch_keys *k = &r->keys[r->epoch % PL_EPOCH_KEYS];
     assert(k->valid && k->epoch == r->epoch);

@@ -1,10 +1,11 @@
 /* deadline.c: when the endpoint next needs a call — the earliest wake-up of every sender
- * and run, from their timers and state (read only: the halves set timers; the scan runs
- * when the host asks, pure_link_deadline). */
+ * and run.  A sender's is derived from its timers and state, read when the host asks
+ * (pure_link_deadline; senders are few).  A run's comes from its timers alone, which the
+ * receiver sets here (pl_run_timer_set): each run with one keeps its earliest in a min-heap
+ * of run slots, so a query reads the heap's top, not 40,000 slots. */
 #include "internal.h"
 
-/* The earliest wake-up over every sender and run, read when the host asks (a scan at each
- * call into the endpoint would cost every datagram O(senders + runs)). */
+/* The earliest wake-up over every open sender and every run in use. */
 uint64_t pl_deadline(const pure_link *pl) {
     uint64_t d = UINT64_MAX;
     for (uint32_t i = 0; i < pl->senders_used; i++)
@@ -12,11 +13,10 @@ uint64_t pl_deadline(const pure_link *pl) {
             uint64_t t = pl_sender_deadline(&pl->senders[i]);
             if (t < d) d = t;
         }
-    for (uint32_t i = 0; i < pl->runs_used; i++)
-        if (pl->runs[i].in_use) {
-            uint64_t t = pl_run_deadline(&pl->runs[i]);
-            if (t < d) d = t;
-        }
+    if (pl->run_heap_count > 0) {
+        uint64_t t = pl->runs[pl->run_heap[0]].deadline_ns;
+        if (t < d) d = t;
+    }
     return d;
 }
 
@@ -47,4 +47,61 @@ uint64_t pl_run_deadline(const pl_run *r) {
     for (int t = 0; t < PL_RT_COUNT; t++)
         if (r->timers[t] < d) d = r->timers[t];
     return d;
+}
+
+/* ---- The run heap: run_heap[0, run_heap_count) holds the slots whose deadline_ns is not
+ * PL_NONE, each parent no later than its children; a slot knows its place (heap_at - 1). ---- */
+
+static uint64_t heap_key(const pure_link *pl, uint32_t at) { return pl->runs[pl->run_heap[at]].deadline_ns; }
+
+static void heap_place(pure_link *pl, uint32_t at, uint32_t handle) {
+    pl->run_heap[at] = handle;
+    pl->runs[handle].heap_at = at + 1;
+}
+
+static void heap_swap(pure_link *pl, uint32_t a, uint32_t b) {
+    uint32_t ha = pl->run_heap[a], hb = pl->run_heap[b];
+    heap_place(pl, a, hb);
+    heap_place(pl, b, ha);
+}
+
+/* Moves the entry at `at` up or down until its parent is no later and its children no
+ * earlier than it. */
+static void heap_fix(pure_link *pl, uint32_t at) {
+    while (at > 0 && heap_key(pl, (at - 1) / 2) > heap_key(pl, at)) {
+        heap_swap(pl, at, (at - 1) / 2);
+        at = (at - 1) / 2;
+    }
+    for (;;) {
+        uint32_t least = at, l = 2 * at + 1, r = l + 1;
+        if (l < pl->run_heap_count && heap_key(pl, l) < heap_key(pl, least)) least = l;
+        if (r < pl->run_heap_count && heap_key(pl, r) < heap_key(pl, least)) least = r;
+        if (least == at) return;
+        heap_swap(pl, at, least);
+        at = least;
+    }
+}
+
+/* Sets one timer of a run and keeps the heap on the run's earliest. */
+void pl_run_timer_set(pure_link *pl, pl_run *r, pl_run_timer t, uint64_t at_ns) {
+    assert(t < PL_RT_COUNT && r->handle >= 0 && (uint32_t)r->handle < pl->config.runs_most);
+    r->timers[t] = at_ns;
+    uint64_t d = pl_run_deadline(r);
+    if (d == r->deadline_ns && (d == PL_NONE) == (r->heap_at == 0)) return;
+    r->deadline_ns = d;
+    if (r->heap_at == 0) {
+        if (d == PL_NONE) return;
+        assert(pl->run_heap_count < pl->config.runs_most);
+        heap_place(pl, pl->run_heap_count++, (uint32_t)r->handle);
+        heap_fix(pl, r->heap_at - 1);
+    } else if (d == PL_NONE) {
+        uint32_t at = r->heap_at - 1, last = --pl->run_heap_count;
+        r->heap_at = 0;
+        if (at != last) {
+            heap_place(pl, at, pl->run_heap[last]);
+            heap_fix(pl, at);
+        }
+    } else {
+        heap_fix(pl, r->heap_at - 1);
+    }
 }

@@ -86,6 +86,7 @@ static int config_valid(const pure_link_config *c) {
 /* The memory layout: byte offsets of each array in the caller's block. */
 typedef struct layout {
     size_t senders, peers, runs, memo;
+    size_t peer_slots, peer_keys, peer_values, run_slots, run_keys, run_values, run_heap;  /* indexes */
     uint32_t key_entries, hole_tables;
     size_t key_build, key_used, key_ctx, hole_free, hole_store;  /* key cache, hole tables */
     size_t sender_each, sender_extra;      /* per-sender storage, after the arrays */
@@ -103,7 +104,7 @@ static size_t align_up(size_t v) { return (v + PURE_LINK_ALIGN - 1) & ~(size_t)(
  * ring.  A sender-only endpoint (no run slots) has none of it. */
 static size_t layout_pool(const pure_link_config *c, layout *l, size_t at) {
     l->blocks = c->runs_most == 0 ? 0 : (uint32_t)(c->receive_memory_bytes / PL_BLOCK_BYTES);
-    l->map_size = l->blocks == 0 ? 0 : pl_pool_map_size(l->blocks);
+    l->map_size = l->blocks == 0 ? 0 : pl_map_slots(l->blocks, 2);
     l->pool_free = at;
     at = align_up(at + (size_t)l->blocks * 4);
     l->pool_map_key = at;
@@ -116,6 +117,23 @@ static size_t layout_pool(const pure_link_config *c, layout *l, size_t at) {
     at += (size_t)l->blocks * PL_BLOCK_BYTES;
     l->stage = at;
     return at + (c->runs_most == 0 ? 0 : PL_STAGE_BYTES);
+}
+
+/* The peer and run indexes (a slot in PL_INDEX_SLOTS_PER_ENTRY taken at most, one slot at
+ * least) and the run slots' deadline heap. */
+static size_t layout_indexes(const pure_link_config *c, layout *l, size_t at) {
+    l->peer_slots = pl_map_slots(c->peers_most, PL_INDEX_SLOTS_PER_ENTRY);
+    l->run_slots = pl_map_slots(c->runs_most, PL_INDEX_SLOTS_PER_ENTRY);
+    l->peer_keys = at;
+    at = align_up(at + l->peer_slots * 8);
+    l->peer_values = at;
+    at = align_up(at + l->peer_slots * 4);
+    l->run_keys = at;
+    at = align_up(at + l->run_slots * 8);
+    l->run_values = at;
+    at = align_up(at + l->run_slots * 4);
+    l->run_heap = at;
+    return align_up(at + (size_t)c->runs_most * 4);
 }
 
 static void layout_of(const pure_link_config *c, layout *l) {
@@ -133,6 +151,7 @@ static void layout_of(const pure_link_config *c, layout *l) {
     at = align_up(at + (size_t)l->key_entries * 8);
     l->key_used = at;
     at = align_up(at + l->key_entries);
+    at = layout_indexes(c, l, at);
     at = layout_pool(c, l, at);
     /* Written before they are read: beyond the part init clears. */
     l->key_ctx = at = align_up(at);
@@ -198,9 +217,9 @@ static void carve(pure_link *pl, uint8_t *base, const layout *l) {
     pl_pool *p = &pl->pool;
     p->store.blocks = l->blocks;
     p->store.free_stack = (uint32_t *)(void *)(base + l->pool_free);
-    p->map_key = (uint64_t *)(void *)(base + l->pool_map_key);
-    p->map_block = (uint32_t *)(void *)(base + l->pool_map_block);
-    p->map_mask = l->map_size == 0 ? 0 : (uint32_t)(l->map_size - 1);
+    if (l->map_size > 0)  /* never fuller than half: no probe bound */
+        pl_map_init(&p->map, (uint64_t *)(void *)(base + l->pool_map_key), (uint32_t *)(void *)(base + l->pool_map_block),
+                    l->map_size, (uint32_t)l->map_size);
     p->queue = (uint32_t *)(void *)(base + l->pool_queue);
     p->queue_most = c->runs_most;
     p->store.bytes = base + l->pool_bytes;
@@ -219,6 +238,11 @@ static void carve(pure_link *pl, uint8_t *base, const layout *l) {
     pl->send_store.free_stack = (uint32_t *)(void *)(base + l->send_free);
     pl->send_store.bytes = base + l->send_bytes;
     pl_blocks_init(&pl->send_store);
+    pl_map_init(&pl->peer_index, (uint64_t *)(void *)(base + l->peer_keys), (uint32_t *)(void *)(base + l->peer_values),
+                l->peer_slots, PL_INDEX_PROBES_MOST);
+    pl_map_init(&pl->run_index, (uint64_t *)(void *)(base + l->run_keys), (uint32_t *)(void *)(base + l->run_values),
+                l->run_slots, PL_INDEX_PROBES_MOST);
+    pl->run_heap = (uint32_t *)(void *)(base + l->run_heap);
 }
 
 pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_config *config,
@@ -247,6 +271,8 @@ pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_con
     pl->static_key_id = pl_key_id(pl->static_public);
     memcpy(pl->rng_key, seed, 32);
     pl->now_ns = now_ns;
+    /* Apart from the draws (pl_random): the endpoint's other random values stay as they were. */
+    pl_random_aside(pl, 1, pl->map_secret, sizeof pl->map_secret);
     carve(pl, memory, &l);
     pl_random(pl, pl->memo_generation, sizeof pl->memo_generation);
     pl->memo_header_due = c.memo_enabled != 0;

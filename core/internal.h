@@ -52,6 +52,8 @@
 #define PL_ACK_DELAY_NS_PEER    (25 * PL_NS_PER_MS)  /* spec: a receiver ACKs within 25 ms */
 #define PL_LOST_TRIGGER_LEAST   64u    /* spec: LOST answers only datagrams of >= 64 B */
 #define PL_LOST_QUEUE_MOST      16u    /* LOST notices waiting to be pulled */
+#define PL_INDEX_SLOTS_PER_ENTRY 4u    /* the peer and run indexes: a slot in four taken at most, */
+#define PL_INDEX_PROBES_MOST    64u    /* and a lookup reads this many slots at most (map.c) */
 #define PL_REPLY_BYTES_LEAST    64u    /* a reply is not started with less budget than this */
 #define PL_ACK_BYTES_LEAST      16u    /* room for an ACK with one range */
 #define PL_EPOCH_PACKETS_LIMIT  (1ull << 23) /* spec: a new epoch before this many packets */
@@ -297,7 +299,10 @@ typedef struct pl_run {
     uint8_t stored_pending;
     uint8_t broken;                        /* the record stream failed to parse: no delivery */
     uint8_t open_event_due, epoch_event_due, refused_event_due;
-    uint64_t timers[PL_RT_COUNT];
+    uint64_t timers[PL_RT_COUNT];          /* set through pl_run_timer_set (deadline.c) */
+    uint64_t deadline_ns;                  /* the earliest of timers while in use: its heap key */
+    uint32_t heap_at;                      /* its place in the deadline heap + 1; 0: not there */
+    uint64_t index_key;                    /* its key in the run index (peer.c); 0: not there */
 } pl_run;
 
 typedef struct pl_peer {
@@ -383,11 +388,36 @@ static inline uint8_t *pl_block_bytes(const pl_blocks *b, uint32_t block) {
     return b->bytes + (size_t)block * PL_BLOCK_BYTES;
 }
 
+/* An open-addressing table (map.c): keys[i] == 0 marks an empty slot; an entry sits at most
+ * probes_most - 1 slots past its home, so a lookup reads at most probes_most slots. */
+#define PL_MAP_NONE UINT32_MAX
+typedef struct pl_map {
+    uint64_t *keys;
+    uint32_t *values;
+    uint32_t mask, probes_most;
+} pl_map;
+
+/* The slot a key's probes start at (Fibonacci hashing: the key's bits spread over the top). */
+static inline uint32_t pl_map_home(const pl_map *m, uint64_t key) {
+    return (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & m->mask;
+}
+
+/* The first value under key, or PL_MAP_NONE; inline: the receive pool asks for every block
+ * it reads or writes. */
+static inline uint32_t pl_map_get(const pl_map *m, uint64_t key) {
+    assert(key != 0);
+    uint32_t h = pl_map_home(m, key);
+    for (uint32_t k = 0; k < m->probes_most; k++) {
+        uint32_t i = (h + k) & m->mask;
+        if (m->keys[i] == key) return m->values[i];
+        if (m->keys[i] == 0) break;
+    }
+    return PL_MAP_NONE;
+}
+
 typedef struct pl_pool {
     pl_blocks store;
-    uint64_t *map_key;                     /* (run slot, block number) -> block, see pool.c */
-    uint32_t *map_block;
-    uint32_t map_mask;
+    pl_map map;                            /* (run slot, block number) -> block, see pool.c */
     uint32_t runs_holding;                 /* runs that hold at least one block */
     uint32_t big_blocks;                   /* kept outside the shares for one largest record */
     int ticket;                            /* run slot holding the ticket, -1: none */
@@ -427,6 +457,13 @@ struct pure_link {
                                               live objects stop there, not at the config's most */
     uint32_t peers_used;                   /* peers [0, peers_used) wired; peers and run slots
                                               beyond their used count are not cleared at init */
+    uint64_t map_secret[2];                /* keys the indexes' hash (map.c): from the seed */
+    pl_map peer_index;                     /* key id -> peer (peer.c) */
+    pl_map run_index;                      /* (peer, run) -> run slot (peer.c) */
+    uint32_t peer_last, run_last;          /* the last lookups' peer and slot + 1; 0: none (a
+                                              burst from one run skips both hashes) */
+    uint32_t *run_heap;                    /* run slots with a deadline, a min-heap on it */
+    uint32_t run_heap_count;
 
     pure_link_event events[PL_EVENTS_MOST];  /* zero at init; a slot's keys are zero but an EPOCH event's (event.c) */
     uint64_t event_stage_end[PL_EVENTS_MOST]; /* a RECORD copied to the hand-over ring: its end */
@@ -472,9 +509,22 @@ void pl_aead_key(const pure_link *pl, void *ctx, uint8_t iv[12], const pl_packet
 void pl_epoch_keys_set(pure_link *pl, pl_epoch_keys *k, uint32_t epoch, const uint8_t secret[32],
                        const uint8_t sender_pub[32], const uint8_t receiver_pub[32], uint64_t run,
                        uint64_t reply_run, int reply_known);
+void pl_random_aside(const pure_link *pl, uint8_t domain, void *out, size_t len);
 uint64_t pl_deadline(const pure_link *pl);
 uint64_t pl_sender_deadline(const pl_sender *s);
 uint64_t pl_run_deadline(const pl_run *r);
+void pl_run_timer_set(pure_link *pl, pl_run *r, pl_run_timer t, uint64_t at_ns);
+
+/* map.c */
+uint64_t pl_siphash(const uint64_t key[2], const uint64_t *words, size_t count, unsigned c_rounds,
+                    unsigned d_rounds);
+uint64_t pl_map_key_of(const pure_link *pl, const uint64_t *words, size_t count);
+size_t pl_map_slots(uint32_t entries_most, uint32_t slots_per_entry);
+void pl_map_init(pl_map *m, uint64_t *keys, uint32_t *values, size_t slots, uint32_t probes_most);
+uint32_t pl_map_next(const pl_map *m, uint64_t key, uint32_t *at);
+int pl_map_room(const pl_map *m, uint64_t key);
+void pl_map_put(pl_map *m, uint64_t key, uint32_t value);
+void pl_map_del(pl_map *m, uint64_t key, uint32_t value);
 
 /* Byte rings indexed by a 64-bit stream offset (the sender's queue, a run's reassembly
  * buffer): a stretch may wrap around the end of the ring once. */
@@ -565,6 +615,11 @@ void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns);
 
 /* peer.c */
 int pl_peer_allows(const pl_peer *p, const char *source);
+pl_peer *pl_peer_find(pure_link *pl, uint32_t key_id);
+int pl_peer_index_add(pure_link *pl, pl_peer *p);
+pl_run *pl_run_find(const pure_link *pl, int peer, uint64_t run);
+pl_run *pl_run_find_last(pure_link *pl, int peer, uint64_t run);
+int pl_run_index_room(const pure_link *pl, int peer, uint64_t run);
 const uint8_t *pl_peer_e0(pure_link *pl, pl_peer *p);
 pl_run *pl_run_fresh(pure_link *pl);
 void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns);
@@ -582,7 +637,6 @@ void pl_notice_lost(pure_link *pl, pl_peer *p, const pl_header *h, const uint8_t
 int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to);
 
 /* pool.c */
-size_t pl_pool_map_size(uint32_t blocks);
 void pl_pool_init(pl_pool *p, const pure_link_config *c);
 uint64_t pl_run_window(const pure_link *pl, const pl_run *r);
 uint64_t pl_run_pool_free(const pure_link *pl, const pl_run *r);

@@ -128,12 +128,8 @@ static uint64_t hash_run(const uint8_t key[32], uint64_t run) {
 }
 
 static int run_alive(const pure_link *pl, int peer, uint64_t run) {
-    for (uint32_t i = 0; i < pl->runs_used; i++) {
-        const pl_run *r = &pl->runs[i];
-        if (r->in_use == 1 && r->peer == peer && r->run == run)
-            return pl->now_ns - r->last_heard_ns < pl->config.idle_ns;
-    }
-    return 0;
+    const pl_run *r = pl_run_find(pl, peer, run);
+    return r != NULL && pl->now_ns - r->last_heard_ns < pl->config.idle_ns;
 }
 
 /* A run reached a new epoch: record it, in the peer slot if that is free or holds a run
@@ -211,9 +207,8 @@ int pure_link_memo_written(pure_link *pl, uint64_t token, uint64_t now_ns) {
 /* ---- Load ---- */
 
 static pl_peer *peer_by_key(pure_link *pl, const uint8_t key[32]) {
-    for (uint32_t i = 0; i < pl->peers_used; i++)
-        if (pl->peers[i].in_use && memcmp(pl->peers[i].public_key, key, 32) == 0) return &pl->peers[i];
-    return NULL;
+    pl_peer *p = pl_peer_find(pl, pl_key_id(key));  /* one wired key per key id */
+    return p != NULL && memcmp(p->public_key, key, 32) == 0 ? p : NULL;
 }
 
 static void restore_slot(pure_link *pl, size_t slot, const uint8_t *img) {
@@ -229,7 +224,7 @@ static void restore_slot(pure_link *pl, size_t slot, const uint8_t *img) {
     int peer = (int)(p - pl->peers);
     uint64_t run = get64(img + PL_MEMO_RUN);
     uint32_t epoch = get32(img + PL_MEMO_EPOCH);
-    if (epoch == 0) return;
+    if (epoch == 0 || !pl_run_index_room(pl, peer, run)) return;
     pure_link_addr none = {.len = 1};
     pl_run_reset(pl, r, peer, run, &none, pl->now_ns);
     pl_epoch_keys_set(pl, &r->keys[epoch % PL_EPOCH_KEYS], epoch, img + PL_MEMO_SECRET, p->public_key,

@@ -7,7 +7,9 @@
  * grants is drawn from the pool too. */
 #include "internal.h"
 
-/* ---- The block map: open addressing with linear probing, keys never 0. ---- */
+/* ---- The block map (map.c): keys never 0.  An authenticated run picks its block numbers
+ * only within its window, so they need no keyed hash, and the map has twice the pool's
+ * blocks in slots: it never fills, and takes no probe bound. ---- */
 
 static uint64_t map_key(const pl_run *r, uint64_t block_no) {
     /* A run spans far fewer than 2^40 blocks, so the low 40 bits of the number tell its
@@ -15,43 +17,11 @@ static uint64_t map_key(const pl_run *r, uint64_t block_no) {
     return ((uint64_t)r->handle + 1) << 40 | (block_no & ((UINT64_C(1) << 40) - 1));
 }
 
-static uint32_t map_home(const pl_pool *p, uint64_t key) {
-    return (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & p->map_mask;
-}
-
-static uint32_t map_find(const pl_pool *p, uint64_t key) {
-    for (uint32_t i = map_home(p, key);; i = (i + 1) & p->map_mask) {
-        if (p->map_key[i] == key) return i;
-        if (p->map_key[i] == 0) return UINT32_MAX;
-    }
-}
-
-/* Removes entry i and shifts later entries of its probe chain back (no tombstones). */
-static void map_remove(pl_pool *p, uint32_t i) {
-    p->map_key[i] = 0;
-    for (uint32_t j = (i + 1) & p->map_mask; p->map_key[j] != 0; j = (j + 1) & p->map_mask) {
-        uint32_t home = map_home(p, p->map_key[j]);
-        /* Entry j may move to the hole at i if its home is not in (i, j] (cyclically). */
-        int stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-        if (stays) continue;
-        p->map_key[i] = p->map_key[j], p->map_block[i] = p->map_block[j];
-        p->map_key[j] = 0;
-        i = j;
-    }
-}
-
 /* ---- Layout and init ---- */
-
-size_t pl_pool_map_size(uint32_t blocks) {
-    size_t n = 1;
-    while (n < 2 * (size_t)blocks) n *= 2;
-    return n;
-}
 
 void pl_pool_init(pl_pool *p, const pure_link_config *c) {
     p->ticket = -1;
     pl_blocks_init(&p->store);
-    memset(p->map_key, 0, ((size_t)p->map_mask + 1) * sizeof p->map_key[0]);
     /* Room for one largest record stays outside the shares when the pool has it twice:
      * a long record then waits only for the ticket, not for every run to shrink. */
     uint32_t big = (uint32_t)(c->stream_buffer_bytes / PL_BLOCK_BYTES) + 2;
@@ -175,8 +145,8 @@ void pl_run_ticket_done(pure_link *pl, pl_run *r) {
 
 static uint8_t *block_find(const pure_link *pl, const pl_run *r, uint64_t block_no) {
     const pl_pool *p = &pl->pool;
-    uint32_t i = map_find(p, map_key(r, block_no));
-    return i == UINT32_MAX ? NULL : pl_block_bytes(&p->store, p->map_block[i]);
+    uint32_t block = pl_map_get(&p->map, map_key(r, block_no));
+    return block == PL_MAP_NONE ? NULL : pl_block_bytes(&p->store, block);
 }
 
 /* The block of r at block_no, taken from the pool if r has none there; NULL when the pool
@@ -189,10 +159,7 @@ static uint8_t *block_get(pure_link *pl, pl_run *r, uint64_t block_no) {
     if (p->store.free_count == 0 || (!holder && p->store.free_count <= p->promised)) return NULL;
     uint32_t block = pl_blocks_take(&p->store);
     if (holder && p->promised > 0) p->promised--;
-    uint64_t key = map_key(r, block_no);
-    uint32_t i = map_home(p, key);
-    while (p->map_key[i] != 0) i = (i + 1) & p->map_mask;
-    p->map_key[i] = key, p->map_block[i] = block;
+    pl_map_put(&p->map, map_key(r, block_no), block);
     if (r->mem_blocks++ == 0) p->runs_holding++;
     if (block_no + 1 > r->mem_top) r->mem_top = block_no + 1;
     return pl_block_bytes(&p->store, block);
@@ -200,10 +167,11 @@ static uint8_t *block_get(pure_link *pl, pl_run *r, uint64_t block_no) {
 
 static void block_give(pure_link *pl, pl_run *r, uint64_t block_no) {
     pl_pool *p = &pl->pool;
-    uint32_t i = map_find(p, map_key(r, block_no));
-    if (i == UINT32_MAX) return;  /* a hole never written */
-    pl_blocks_give(&p->store, p->map_block[i]);
-    map_remove(p, i);
+    uint64_t key = map_key(r, block_no);
+    uint32_t block = pl_map_get(&p->map, key);
+    if (block == PL_MAP_NONE) return;  /* a hole never written */
+    pl_blocks_give(&p->store, block);
+    pl_map_del(&p->map, key, block);
     assert(r->mem_blocks > 0);
     if (--r->mem_blocks == 0) p->runs_holding--, r->mem_top = 0;
 }

@@ -172,8 +172,11 @@ PURE_LINK_API void pure_link_config_default(pure_link_config *config);
  * AEAD keys (1.5 KiB per run epoch kept expanded: 1,024 of them, at most 2 per slot, or one
  * per 8 slots beyond 8,192 slots) and of the hole tables (4 KiB each: 64, at most one per
  * slot, or one per 32 slots beyond 2,048); and per sender its packet, record and block
- * tables (packets_in_flight_most x 96 B, send_queue_records x 8 B) and 10 KiB.  `make
- * bench` prints the figures for four configs. */
+ * tables (packets_in_flight_most x 96 B, send_queue_records x 8 B) and 10 KiB.  Each datagram
+ * finds its peer and run slot through two indexes of 12 B slots, 4 to 8 slots per peer and
+ * per run slot (at most a quarter of the slots taken, so a lookup reads at most 64 of them),
+ * and the next deadline comes from a heap of 4 B per run slot.  `make bench` prints the
+ * figures for four configs. */
 PURE_LINK_API size_t pure_link_size(const pure_link_config *config);
 
 typedef struct pure_link pure_link; /* opaque; lives in caller memory */
@@ -190,7 +193,8 @@ PURE_LINK_API void pure_link_public_key(const pure_link *pl, uint8_t out[32]);
 /* ---- Receiver wiring: which sender keys may send, and as which sources. ----
  * Adds a peer key.  `sources` is a list of allowed source names separated by '\n'
  * ("*" allows any).  Returns the peer index, or PURE_LINK_ERR_WIRING if its key id
- * collides with a wired key, PURE_LINK_ERR_FULL if peers_most are wired. */
+ * collides with a wired key, PURE_LINK_ERR_FULL if peers_most are wired (or, by a chance
+ * far below one in 2^40, the peer index has no slot within its probe bound for the key). */
 PURE_LINK_API int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char *sources,
                                       uint64_t now_ns);
 

@@ -19,3 +19,14 @@ void pl_random(pure_link *pl, void *out, size_t len) {
     }
     sodium_memzero(block, sizeof block);
 }
+
+/* Bytes (up to one block) from the seed under a nonce of their own `domain` (>= 1; the draws
+ * above use domain 0), which leaves the draws as they would be without them. */
+void pl_random_aside(const pure_link *pl, uint8_t domain, void *out, size_t len) {
+    assert(domain >= 1 && len <= 64);
+    uint8_t nonce[12] = {domain};
+    uint8_t block[64];
+    crypto_stream_chacha20_ietf(block, sizeof block, nonce, pl->rng_key);
+    memcpy(out, block, len);
+    sodium_memzero(block, sizeof block);
+}

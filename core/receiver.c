@@ -12,36 +12,19 @@ int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char
     size_t sources_len = pl_strnlen(sources, PL_SOURCES_BYTES);
     if (sources_len == 0 || sources_len >= PL_SOURCES_BYTES) return PURE_LINK_ERR_INVALID;
     uint32_t id = pl_key_id(peer_public);
-    pl_peer *free_peer = NULL;
-    for (uint32_t i = 0; i < pl->peers_used; i++) {
-        pl_peer *p = &pl->peers[i];
-        if (!p->in_use) { if (free_peer == NULL) free_peer = p; continue; }
-        /* The key id is only a hint on the wire: two wired keys may not share one. */
-        if (p->key_id == id) return PURE_LINK_ERR_WIRING;
-    }
-    if (free_peer == NULL && pl->peers_used < pl->config.peers_most) free_peer = &pl->peers[pl->peers_used++];
-    if (free_peer == NULL) return PURE_LINK_ERR_FULL;
-    pl_peer *p = free_peer;
+    /* The key id is only a hint on the wire: two wired keys may not share one. */
+    if (pl_peer_find(pl, id) != NULL) return PURE_LINK_ERR_WIRING;
+    /* Peers are never unwired: they fill [0, peers_used) in order. */
+    if (pl->peers_used == pl->config.peers_most) return PURE_LINK_ERR_FULL;
+    pl_peer *p = &pl->peers[pl->peers_used];
     memset(p, 0, sizeof *p);
+    p->key_id = id;
+    if (pl_peer_index_add(pl, p) != 0) return PURE_LINK_ERR_FULL;  /* no index room (map.c) */
+    pl->peers_used++;
     p->in_use = 1;
     memcpy(p->public_key, peer_public, 32);
-    p->key_id = id;
     memcpy(p->sources, sources, sources_len);
     return peer_index(pl, p);
-}
-
-static pl_peer *peer_by_key_id(pure_link *pl, uint32_t id) {
-    for (uint32_t i = 0; i < pl->peers_used; i++)
-        if (pl->peers[i].in_use && pl->peers[i].key_id == id) return &pl->peers[i];
-    return NULL;
-}
-
-static pl_run *run_find(pure_link *pl, int peer, uint64_t run) {
-    for (uint32_t i = 0; i < pl->runs_used; i++) {
-        pl_run *r = &pl->runs[i];
-        if (r->in_use && r->peer == peer && r->run == run) return r;
-    }
-    return NULL;
 }
 
 /* The seed's slot rule: a peer's longest-quiet run gives up its slot only when it is idle;
@@ -101,7 +84,7 @@ static pl_run *run_build(pure_link *pl, pl_peer *p, pl_run *r, const uint8_t e0[
                          const pure_link_addr *from, uint64_t now_ns) {
     int peer = peer_index(pl, p);
     if (r == NULL) r = run_slot_for(pl, peer, now_ns);
-    if (r == NULL) { pl->stats.dropped_no_slot++; return NULL; }
+    if (r == NULL || !pl_run_index_room(pl, peer, run)) { pl->stats.dropped_no_slot++; return NULL; }
     pl_run_reset(pl, r, peer, run, from, now_ns);
     pl_epoch_keys_set(pl, &r->keys[0], 0, e0, p->public_key, pl->static_public, run, r->reply_run, 1);
     pl->stats.run_key_builds++;
@@ -200,9 +183,9 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const pl_he
      * is not copied first. */
     uint8_t pkt[PURE_LINK_DATAGRAM_MOST];
     assert(!h->reply && hl > 0 && len <= sizeof pkt && len >= hl + PURE_LINK_TAG_BYTES + 1);
-    pl_peer *p = peer_by_key_id(pl, h->key_id);
+    pl_peer *p = pl_peer_find(pl, h->key_id);
     if (p == NULL) { pl->stats.dropped_unknown_key++; return 0; }
-    pl_run *r = run_find(pl, peer_index(pl, p), h->run);
+    pl_run *r = pl_run_find_last(pl, peer_index(pl, p), h->run);
     if (r == NULL) {
         on_unknown_run(pl, p, h, hl, data, len, from, now_ns);
         return 0;
@@ -239,12 +222,12 @@ int pl_receiver_on_packet(pure_link *pl, const pure_link_addr *from, const pl_he
 void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns) {
     if (r->in_use != 1) return;
     if (r->timers[PL_RT_ACK] <= now_ns) {
-        r->timers[PL_RT_ACK] = PL_NONE;
+        pl_run_timer_set(pl, r, PL_RT_ACK, PL_NONE);
         r->ack_pending = 1;
     }
     if (r->timers[PL_RT_HOST] <= now_ns) {
         /* The host did not answer STREAM_OPEN in time: as if the input did not exist. */
-        r->timers[PL_RT_HOST] = PL_NONE;
+        pl_run_timer_set(pl, r, PL_RT_HOST, PL_NONE);
         if (r->stream_state == PL_STREAM_ASKING) {
             r->stream_state = PL_STREAM_REFUSED;
             r->refused_reason = 1;
@@ -254,7 +237,7 @@ void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns) {
     }
     if (r->timers[PL_RT_OLD_EPOCH] <= now_ns) {
         /* An epoch's secret lives only until the next one has taken over. */
-        r->timers[PL_RT_OLD_EPOCH] = PL_NONE;
+        pl_run_timer_set(pl, r, PL_RT_OLD_EPOCH, PL_NONE);
         for (uint32_t i = 0; i < PL_EPOCH_KEYS; i++)
             if (r->keys[i].valid && r->keys[i].epoch < r->epoch) pl_keys_wipe(pl, &r->keys[i]);
     }

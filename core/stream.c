@@ -77,7 +77,7 @@ static void refuse(pure_link *pl, pl_run *r, uint32_t reason) {
     r->stream_state = PL_STREAM_REFUSED;
     r->refused_reason = reason;
     r->refused_notice_pending = 1;
-    r->timers[PL_RT_HOST] = PL_NONE;
+    pl_run_timer_set(pl, r, PL_RT_HOST, PL_NONE);
     pl_run_have_clear(pl, r);
 }
 
@@ -123,7 +123,7 @@ static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, uint64_t now_
     }
     r->stream_state = PL_STREAM_ASKING;
     r->open_event_due = 1;
-    r->timers[PL_RT_HOST] = now_ns + PL_HOST_ANSWER_NS_MOST;
+    pl_run_timer_set(pl, r, PL_RT_HOST, now_ns + PL_HOST_ANSWER_NS_MOST);
 }
 
 int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t stored_mark, uint64_t now_ns) {
@@ -135,7 +135,7 @@ int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t store
     if ((uint32_t)stream >= pl->runs_used) return PURE_LINK_ERR_NOT_FOUND;  /* never used */
     pl_run *r = &pl->runs[stream];
     if (!r->in_use || r->stream_state != PL_STREAM_ASKING) return PURE_LINK_ERR_NOT_FOUND;
-    r->timers[PL_RT_HOST] = PL_NONE;
+    pl_run_timer_set(pl, r, PL_RT_HOST, PL_NONE);
     r->ack_pending = 1;  /* the ACK held for this answer goes now */
     if (answer == -PURE_LINK_OTHER_SHAPE) refuse(pl, r, 2);
     else if (answer != 0) refuse(pl, r, 1);
@@ -312,7 +312,7 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
     if (epoch > r->epoch) {
         r->epoch = epoch;
         r->accept_pending = 0;
-        r->timers[PL_RT_OLD_EPOCH] = now_ns + PL_OLD_EPOCH_NS;
+        pl_run_timer_set(pl, r, PL_RT_OLD_EPOCH, now_ns + PL_OLD_EPOCH_NS);
     }
     int accepted = 1;
     for (int i = 0; i < count; i++) {
@@ -343,7 +343,8 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
     if (highest) r->largest_recv_ns = now_ns;
     r->eliciting_unacked++;
     if (!in_order || r->eliciting_unacked >= PL_ACK_EVERY) r->ack_pending = 1;
-    else if (r->timers[PL_RT_ACK] == PL_NONE) r->timers[PL_RT_ACK] = now_ns + pl->config.ack_delay_us * 1000ull;
+    else if (r->timers[PL_RT_ACK] == PL_NONE)
+        pl_run_timer_set(pl, r, PL_RT_ACK, now_ns + pl->config.ack_delay_us * 1000ull);
     pl_receiver_deliver(pl, r);
     pl_run_emit(pl, r);
 }
