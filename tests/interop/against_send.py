@@ -3,12 +3,13 @@
 (`pure-link send --framed`) over UDP on loopback.
 
 Usage: python3 tests/interop/against_send.py [--tool build/pure-link] [--keep DIR] [-v] CASE
-CASE: bulk | move | refused | restart_memo | restart_nomemo
+CASE: bulk | move | refused | restart_memo | restart_nomemo | epochs | epochs_lossy
 Every case also checks, from receiver.py's accounting, that no unvalidated address got
 more than 3x the bytes it sent; `move` checks it again from the bytes a forwarder saw.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -34,6 +35,9 @@ INPUT = "logs"
 SHAPE = 7
 SOURCE = "real.sender"
 CASE_SECONDS = 16.0
+EPOCH_PACKETS = 32              # case epochs: --epoch-packets, far below the default 2^22
+MIN_EPOCHS = {False: 16, True: 16}   # epochs the run must reach: clean, lossy
+LOSS = 0.05                     # case epochs_lossy: the forwarder's loss both ways
 
 
 class PyRecv:
@@ -118,18 +122,52 @@ class Forwarder(threading.Thread):
                         d, addr = s.recvfrom(65535)
                     except (BlockingIOError, ConnectionRefusedError):
                         break
-                    now = time.monotonic()
-                    try:
-                        if s is self.front:
-                            self.client = addr
-                            self.ups[self.cur].sendto(d, self.rx_addr)
-                            self.wire.append((now, "up", self.cur, len(d)))
-                        elif self.client is not None:
-                            i = self.ups.index(s)
-                            self.wire.append((now, "down", i, len(d)))
-                            self.front.sendto(d, self.client)
-                    except (BlockingIOError, ConnectionRefusedError):
-                        pass
+                    if s is self.front:
+                        self.client = addr
+                        self.forward("up", self.cur, d, self.ups[self.cur], self.rx_addr)
+                    elif self.client is not None:
+                        self.forward("down", self.ups.index(s), d, self.front, self.client)
+
+    def forward(self, way, i, d, sock, to):
+        """Passes one datagram on and logs it (way 'up' or 'down', upstream socket i)."""
+        try:
+            sock.sendto(d, to)
+            self.wire.append((time.monotonic(), way, i, len(d)))
+        except (BlockingIOError, ConnectionRefusedError):
+            pass
+
+
+class Impairer(Forwarder):
+    """The forwarder with a seeded impaired path both ways: each datagram is lost with
+    probability `loss`, held back and sent after the next one (reordered) with `loss`/2,
+    and sent twice (a network copy) with `loss`/3."""
+
+    def __init__(self, rx_addr, loss, seed):
+        super().__init__(rx_addr)
+        self.loss = loss
+        self.rng = random.Random(seed)
+        self.held = {"up": None, "down": None}
+        self.dropped = {"up": 0, "down": 0}
+        self.copied = {"up": 0, "down": 0}
+        self.reordered = {"up": 0, "down": 0}
+
+    def forward(self, way, i, d, sock, to):
+        x = self.rng.random()
+        if x < self.loss:
+            self.dropped[way] += 1
+            return
+        if x < self.loss * 1.5 and self.held[way] is None:
+            self.held[way] = d
+            self.reordered[way] += 1
+            return
+        n = 2 if x < self.loss * 1.5 + self.loss / 3 else 1
+        self.copied[way] += n - 1
+        out = [d] * n
+        if self.held[way] is not None:
+            out.append(self.held[way])
+            self.held[way] = None
+        for one in out:
+            super().forward(way, i, one, sock, to)
 
 
 class Feeder(threading.Thread):
@@ -158,12 +196,14 @@ class Feeder(threading.Thread):
             pass
 
 
-def start_sender(tool, tmp, skey, rx, input_name=INPUT, deadline=CASE_SECONDS, to_port=None):
+def start_sender(tool, tmp, skey, rx, input_name=INPUT, deadline=CASE_SECONDS, to_port=None,
+                 extra=()):
     stats = os.path.join(tmp, "send.stats.json")
     cmd = [tool, "send", "--key", skey, "--to", "127.0.0.1:%d" % (to_port or rx.port),
            "--peer", rx.public.hex(), "--input", input_name, "--source", SOURCE,
            "--shape", str(SHAPE), "--framed", "--deadline", "%ds" % int(deadline),
-           "--no-progress", "--stats=" + stats, "--keylog", os.path.join(tmp, "send.keylog")]
+           "--no-progress", "--stats=" + stats, "--keylog", os.path.join(tmp, "send.keylog")
+           ] + list(extra)
     errf = open(os.path.join(tmp, "send.err"), "w")
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errf)
     real_tool._RUNNING.append(p)
@@ -209,6 +249,26 @@ def check_records(chk, got, records, what):
     chk.expect("%s: byte for byte" % what, not bad, bad[:10])
 
 
+def feed_and_wait(chk, p, feeder, rx):
+    """Feeds the sender, waits for it to exit 0 and for receiver.py's result."""
+    t0 = time.monotonic()
+    feeder.start()
+    rc, st, err = sender_result(p, CASE_SECONDS + 2)
+    chk.fact("sender exit %d after %.2f s" % (rc, time.monotonic() - t0))
+    chk.expect("pure-link send exits 0 (every record stored)", rc == 0, err)
+    rrc, res = rx.wait(5)
+    chk.expect("receiver.py exits 0", rrc == 0, rrc)
+    return st, res
+
+
+def check_delivered(chk, res, records):
+    """receiver.py's own result: every record once, in order, byte for byte."""
+    chk.expect("%d records" % len(records), res["records_stored"] == len(records),
+               res["records_stored"])
+    chk.expect("lengths in order", res["record_lengths"] == [len(r) for r in records])
+    chk.expect("bytes", res["records_sha256"] == hashlib.sha256(b"".join(records)).hexdigest())
+
+
 def keys(tmp):
     skey, ssec, spub = real_tool.new_keypair(tmp, "send")
     return skey, spub
@@ -222,20 +282,9 @@ def case_bulk(tool, tmp, verbose):
     rx = PyRecv(tmp, spub, len(records), verbose=verbose)
     rx.start()
     p = start_sender(tool, tmp, skey, rx)
-    f = Feeder(p.stdin, records, len(records), 0)
-    t0 = time.monotonic()
-    f.start()
-    rc, st, err = sender_result(p, CASE_SECONDS + 2)
-    chk.fact("sender exit %d after %.2f s" % (rc, time.monotonic() - t0))
-    chk.expect("pure-link send exits 0 (every record stored)", rc == 0, err)
-    rrc, res = rx.wait(5)
-    chk.expect("receiver.py exits 0", rrc == 0, rrc)
+    st, res = feed_and_wait(chk, p, Feeder(p.stdin, records, len(records), 0), rx)
     if res:
-        import hashlib
-        chk.expect("1,000 records", res["records_stored"] == len(records), res["records_stored"])
-        chk.expect("lengths in order", res["record_lengths"] == [len(r) for r in records])
-        chk.expect("bytes", res["records_sha256"] ==
-                   hashlib.sha256(b"".join(records)).hexdigest())
+        check_delivered(chk, res, records)
         chk.expect("the 4 MiB record among them", max(res["record_lengths"]) == 4 << 20)
         chk.fact("receiver.py: opened %d, failed %d, epochs %s" % (
             res["packets_opened"], res["packets_failed"], res["opened_by_epoch"]))
@@ -291,7 +340,6 @@ def case_move(tool, tmp, verbose):
         chk.fact("wire: to %s before validation %d B for %d B, worst %.2fx" % (
             ep["addr"], got_down, sent_up, worst))
     chk.expect("records", res["records_stored"] == len(records), res["records_stored"])
-    import hashlib
     chk.expect("bytes", res["records_sha256"] == hashlib.sha256(b"".join(records)).hexdigest())
     return chk.finish()
 
@@ -395,12 +443,104 @@ def case_restart(tool, tmp, verbose, memo):
     return chk.finish()
 
 
+def keylog_epochs(path):
+    """{epoch: set of secrets} of a key log's lines (keylog.md) for epochs >= 1."""
+    out = {}
+    if os.path.exists(path):
+        for line in open(path).read().splitlines():
+            f = line.split()
+            if len(f) == 6 and f[0] == "PURE_LINK_EPOCH" and int(f[4]) >= 1:
+                out.setdefault(int(f[4]), set()).add(f[5])
+    return out
+
+
+def case_epochs(tool, tmp, verbose, loss=0.0):
+    """pure-link send offers a new epoch every EPOCH_PACKETS packets; receiver.py answers
+    at its X25519 rate (4 a second), so the run turns epochs as fast as the receiver lets
+    it, past epoch 16 where the 4-bit field wraps.  Every epoch is entered in turn, each
+    one's secret is the same at both ends, replies go under each new epoch's key, at the
+    end only two epochs' keys are held, and every record arrives once, byte for byte --
+    with `loss`, through a forwarder that drops, reorders and copies datagrams both ways."""
+    chk = Check("epochs" + ("_lossy" if loss else ""))
+    records = mixed_records(random.Random(15), 600, big=1 << 20)
+    skey, spub = keys(tmp)
+    rx_keylog = os.path.join(tmp, "rx.keylog")
+    rx = PyRecv(tmp, spub, len(records), extra=["--keylog", rx_keylog], verbose=verbose)
+    rx.start()
+    fw = None
+    if loss:
+        fw = Impairer(("127.0.0.1", rx.port), loss, 16)
+        fw.start()
+    p = start_sender(tool, tmp, skey, rx, to_port=fw and fw.port,
+                     extra=["--epoch-packets", str(EPOCH_PACKETS)])
+    st, res = feed_and_wait(chk, p, Feeder(p.stdin, records, 20, 0.15), rx)
+    if fw:
+        fw.stopping = True
+        chk.fact("path: dropped %s, reordered %s, copied %s" % (fw.dropped, fw.reordered,
+                                                                fw.copied))
+        chk.expect("the path dropped datagrams both ways",
+                   fw.dropped["up"] > 0 and fw.dropped["down"] > 0, fw.dropped)
+    if not res:
+        return chk.finish()
+    check_delivered(chk, res, records)
+    chk.expect("the 1 MiB record among them (over 700 packets)",
+               max(res["record_lengths"]) == 1 << 20)
+    eps = res["epochs"]
+    chk.expect("one run", len(eps) == 1, list(eps))
+    if len(eps) != 1:
+        return chk.finish()
+    ep = list(eps.values())[0]
+    entered = [e for e, _ in ep["entered"]]
+    top = entered[-1] if entered else 0
+    chk.fact("receiver.py: epochs entered %s at %s s; opened %d, failed %d; counters %s" % (
+        entered, [t for _, t in ep["entered"]], res["packets_opened"], res["packets_failed"],
+        {k: v for k, v in res["counters"].items() if "offer" in k or "epoch" in k or
+         "x25519" in k or "key" in k or "previous" in k}))
+    chk.expect("every epoch entered once, in turn, from 1", entered == list(range(1, top + 1)),
+               entered)
+    chk.expect("at least %d epochs (past the wrap of the field at 16)" % MIN_EPOCHS[bool(loss)],
+               top >= MIN_EPOCHS[bool(loss)], top)
+    chk.expect("packets opened in every epoch",
+               all(res["opened_by_epoch"].get(str(e), 0) > 0 for e in range(top + 1)),
+               res["opened_by_epoch"])
+    chk.expect("replies sealed under every epoch's key",
+               all(ep["replies_sealed"].get(str(e), 0) > 0 for e in range(top + 1)),
+               ep["replies_sealed"])
+    chk.expect("at the end only the keys of the last two epochs (and a proposal)",
+               set(ep["held"]) - {top + 1} == {top - 1, top}, ep["held"])
+    # crypto.md §6: both ends computed the same E(n) for every epoch the sender moved to
+    tx = keylog_epochs(os.path.join(tmp, "send.keylog"))
+    rxk = keylog_epochs(rx_keylog)
+    chk.expect("the sender moved to every epoch the receiver entered",
+               set(range(1, top + 1)) <= set(tx) <= set(range(1, top + 2)), sorted(tx))
+    chk.expect("each epoch's secret the same at both ends",
+               all(len(tx[e]) == 1 and tx[e] <= rxk.get(e, set()) for e in tx),
+               [e for e in tx if not tx[e] <= rxk.get(e, set())])
+    if not loss:
+        chk.expect("nothing failed to open on a clean path", res["packets_failed"] == 0,
+                   res["counters"])
+    chk.expect("stats from the sender", st)
+    if st:
+        e = st.get("endpoint", {})
+        chk.fact("sender: epochs %s, replies received %s, opened %s, replays %s, dropped_auth %s"
+                 % (e.get("epochs"), e.get("packets_received"), e.get("packets_opened"),
+                    e.get("dropped_replay", 0), e.get("dropped_auth", 0)))
+        # every reply opened under the key of its epoch (copies on the path aside)
+        chk.expect("the sender opened every reply but the copies",
+                   e.get("packets_received") == e.get("packets_opened", 0) +
+                   e.get("dropped_replay", 0) and not e.get("dropped_auth"), e)
+    check_amplification(chk, res)
+    return chk.finish()
+
+
 CASES = {
     "bulk": case_bulk,
     "move": case_move,
     "refused": case_refused,
     "restart_memo": lambda t, d, v: case_restart(t, d, v, True),
     "restart_nomemo": lambda t, d, v: case_restart(t, d, v, False),
+    "epochs": case_epochs,
+    "epochs_lossy": lambda t, d, v: case_epochs(t, d, v, LOSS),
 }
 
 

@@ -546,6 +546,8 @@ class Receiver:
             run.current = epoch          # §9: restored in epoch 1, the sender still in 0
         if epoch > run.current:
             self.enter_epoch(run, epoch, now)
+        elif epoch < run.current:
+            self.count("opened_in_previous_epoch")   # a late packet: its keys still held
         if epoch >= 1 and not run.live:
             run.live = True               # §4.2: the run is proven live
 
