@@ -3,7 +3,8 @@
 (`pure-link send --framed`) over UDP on loopback.
 
 Usage: python3 tests/interop/against_send.py [--tool build/pure-link] [--keep DIR] [-v] CASE
-CASE: bulk | move | refused | restart_memo | restart_nomemo | epochs | epochs_lossy
+CASE: bulk | move | refused | restart_memo | restart_nomemo | epochs | epochs_lossy |
+      restart_epoch1 | restart_epoch5
 Every case also checks, from receiver.py's accounting, that no unvalidated address got
 more than 3x the bytes it sent; `move` checks it again from the bytes a forwarder saw.
 """
@@ -388,6 +389,18 @@ def case_refused(tool, tmp, verbose):
     return chk.finish()
 
 
+def second_life(chk, rx, p, store, records):
+    """Restarts receiver.py on its port; the sender must then finish, and every record
+    be in the store once."""
+    rx.start(port=rx.port)
+    rc, st, err = sender_result(p, CASE_SECONDS)
+    chk.expect("pure-link send exits 0", rc == 0, err)
+    rrc, res = rx.wait(5)
+    chk.expect("receiver.py exits 0", rrc == 0, rrc)
+    check_records(chk, rx_store.read_records(store), records, "store")
+    return st, res
+
+
 def case_restart(tool, tmp, verbose, memo):
     """kill -9 of receiver.py mid-transfer, restarted on its port with its store and with
     (or without) its memo: no LOST with it, LOST without; nothing lost, nothing twice."""
@@ -415,12 +428,7 @@ def case_restart(tool, tmp, verbose, memo):
     if not memo:
         os.unlink(memo_path)
     time.sleep(0.2)
-    rx.start(port=rx.port)
-    rc, st, err = sender_result(p, CASE_SECONDS)
-    chk.expect("pure-link send exits 0", rc == 0, err)
-    rrc, res = rx.wait(5)
-    chk.expect("receiver.py exits 0", rrc == 0, rrc)
-    check_records(chk, rx_store.read_records(store), records, "store")
+    st, res = second_life(chk, rx, p, store, records)
     if res:
         c = res["counters"]
         chk.fact("killed at %d stored; second life: memo runs %d, LOST sent %d, store cut %d B" % (
@@ -439,6 +447,71 @@ def case_restart(tool, tmp, verbose, memo):
         chk.fact("sender: lost_notices_received %s, epochs %s" % (
             ep.get("lost_notices_received"), ep.get("epochs")))
         if not memo:
+            chk.expect("the sender heard the LOST", ep.get("lost_notices_received", 0) >= 1)
+    return chk.finish()
+
+
+def case_restart_epoch(tool, tmp, verbose, die_at):
+    """receiver.py dies (SIGKILL, as kill -9) right after its memo holds epoch `die_at`
+    and before that epoch's ACCEPT goes, while pure-link send turns epochs every 32
+    packets; it is restarted on its port with its memo and store.  The sender never heard
+    the ACCEPT and still seals in epoch die_at - 1 (protocol.md §9, memo.md "Loading").
+    die_at >= 2: those packets, above the recorded number, draw LOST; the sender starts
+    over at epoch 0 with a new OFFER, which builds the run again with a new reply run.
+    die_at = 1: the restored run takes epoch 0 and repeats its ACCEPT.  Either way the
+    run goes on turning epochs and every record is stored once."""
+    chk = Check("restart_epoch%d" % die_at)
+    records = small_records(random.Random(17), 800, 200, 2500)
+    skey, spub = keys(tmp)
+    store = os.path.join(tmp, "store")
+    memo_args = ["--store", store, "--memo", os.path.join(tmp, "rx.memo")]
+    rx = PyRecv(tmp, spub, len(records), extra=memo_args + ["--die-at-epoch", str(die_at)],
+                verbose=verbose)
+    rx.start()
+    p = start_sender(tool, tmp, skey, rx, extra=["--epoch-packets", str(EPOCH_PACKETS)])
+    f = Feeder(p.stdin, records, 20, 0.05)
+    f.start()
+    try:
+        first = rx.proc.wait(timeout=CASE_SECONDS / 2)
+    except subprocess.TimeoutExpired:
+        first = None
+    rx.err.close()
+    chk.expect("the first life died at its memo write of epoch %d" % die_at,
+               first == -signal.SIGKILL, first)
+    n = len(rx_store.read_records(store)) if os.path.exists(
+        os.path.join(store, "records.bin")) else 0
+    rx.extra = memo_args
+    st, res = second_life(chk, rx, p, store, records)
+    if res:
+        c = res["counters"]
+        eps = list(res["epochs"].values())
+        entered = [e for e, _ in eps[0]["entered"]] if len(eps) == 1 else None
+        chk.fact("died with %d stored; second life: memo runs %d, LOST sent %d, rebuilt %d, "
+                 "epochs entered %s" % (n, res["memo_runs_restored"], c.get("lost_sent", 0),
+                                        c.get("restored_run_rebuilt", 0), entered))
+        chk.expect("the run restored from the memo", res["memo_runs_restored"] == 1)
+        if die_at >= 2:
+            chk.expect("LOST for the sender's epoch %d" % (die_at - 1),
+                       c.get("lost_sent", 0) >= 1, c)
+            chk.expect("the run built again from the sender's epoch 0, once",
+                       c.get("restored_run_rebuilt", 0) == 1, c)
+            chk.expect("then epochs 1, 2, ... again", entered and
+                       entered == list(range(1, len(entered) + 1)) and len(entered) >= 4,
+                       entered)
+        else:
+            chk.expect("no LOST", c.get("lost_sent", 0) == 0, c)
+            chk.expect("the restored run took epoch 0 and repeated its ACCEPT",
+                       res["opened_by_epoch"].get("0", 0) >= 1 and
+                       not c.get("restored_run_rebuilt"), (res["opened_by_epoch"], c))
+            chk.expect("then epochs 1, 2, ... again", entered and
+                       entered == list(range(1, len(entered) + 1)) and len(entered) >= 4,
+                       entered)
+        check_amplification(chk, res)
+    if st:
+        ep = st.get("endpoint", {})
+        chk.fact("sender: lost_notices_received %s, epochs %s" % (
+            ep.get("lost_notices_received"), ep.get("epochs")))
+        if die_at >= 2:
             chk.expect("the sender heard the LOST", ep.get("lost_notices_received", 0) >= 1)
     return chk.finish()
 
@@ -541,6 +614,8 @@ CASES = {
     "restart_nomemo": lambda t, d, v: case_restart(t, d, v, False),
     "epochs": case_epochs,
     "epochs_lossy": lambda t, d, v: case_epochs(t, d, v, LOSS),
+    "restart_epoch1": lambda t, d, v: case_restart_epoch(t, d, v, 1),
+    "restart_epoch5": lambda t, d, v: case_restart_epoch(t, d, v, 5),
 }
 
 

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import select
+import signal
 import socket
 import struct
 import sys
@@ -277,8 +278,9 @@ class Run:
 
 class Receiver:
     def __init__(self, sock, secret, peer_public, goal, verbose=False, keylog=None,
-                 inputs=None, store=None, memo=None):
+                 inputs=None, store=None, memo=None, die_at_epoch=None):
         self.sock = sock
+        self.die_at_epoch = die_at_epoch
         self.inputs = inputs         # {input name: shape}; None accepts every input
         self.store = store           # rx_store.RecordStore, or None (in memory)
         self.memo = memo             # rx_store.Memo, or None
@@ -715,6 +717,10 @@ class Receiver:
                              run.largest or 0,
                              lambda r: r not in self.runs or
                              now - self.runs[r].last_heard >= IDLE_TIME)
+            if n1 == self.die_at_epoch:
+                # test knob: die as kill -9 would, after the memo holds the epoch durably
+                # and before its ACCEPT goes (the window protocol.md §9 gives a way back)
+                os.kill(os.getpid(), signal.SIGKILL)
         run.secrets[n1] = secret
         run.data_keys.pop(n1, None)
         run.reply_keys.pop(n1, None)
@@ -932,6 +938,9 @@ def main():
     ap.add_argument("--store", metavar="DIR", help="keep records durably in DIR "
                     "(records.bin); the host's stored marks survive a restart")
     ap.add_argument("--memo", metavar="FILE", help="keep the memo (spec/memo.md) in FILE")
+    ap.add_argument("--die-at-epoch", type=int, metavar="N",
+                    help="with --memo: die (SIGKILL) once the memo holds epoch N of a run, "
+                         "before its ACCEPT goes")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
 
@@ -956,7 +965,8 @@ def main():
                 inputs[name.encode()] = int(shape, 0)
         store = rx_store.RecordStore(a.store) if a.store else None
         memo = rx_store.Memo(a.memo, [peer]) if a.memo else None
-        rx = Receiver(sock, secret, peer, a.records, a.verbose, a.keylog, inputs, store, memo)
+        rx = Receiver(sock, secret, peer, a.records, a.verbose, a.keylog, inputs, store, memo,
+                      a.die_at_epoch)
     except pl.ZeroOutput:
         sys.exit("static shared secret is all zero: peer refused (crypto.md §3)")
     sys.stderr.write("receiver: listening on %s:%d\n" % sock.getsockname())
