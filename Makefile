@@ -167,6 +167,10 @@ $(B)/bench/%: tests/bench/%.c tests/bench/bench_copy.h $(SIM_A) $(LIB_A) $(HEADE
 # and X25519.  make fuzz-corpus reseeds the corpora from simulator captures, minimised.
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS    ?= 10000000
+# make fuzz-long FUZZ_PARALLEL=1 runs the targets at once; FUZZ_LONG_SECONDS=S stops each
+# after S seconds even short of FUZZ_RUNS (its line then says so).
+FUZZ_PARALLEL     ?= 0
+FUZZ_LONG_SECONDS ?=
 FUZZ_FLAGS := -std=c11 -g -O2 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Icore
 # The endpoint targets run the whole core, where tracing every comparison costs a third of
 # the speed; their seeds carry the values to match (fuzz_codec keeps it for the parser).
@@ -194,9 +198,10 @@ $(B)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@echo "  FUZZ  $@"
 	@clang $(FUZZ_PAIR_FLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
 fuzz: deps-fuzz $(FUZZ_BIN)
-	@sh tests/fuzz/run.sh $(B) -max_total_time=$(FUZZ_SECONDS)
+	@FUZZ_PARALLEL=$(FUZZ_PARALLEL) sh tests/fuzz/run.sh $(B) -max_total_time=$(FUZZ_SECONDS)
 fuzz-long: deps-fuzz $(FUZZ_BIN)
-	@sh tests/fuzz/run.sh $(B) -runs=$(FUZZ_RUNS)
+	@FUZZ_PARALLEL=$(FUZZ_PARALLEL) sh tests/fuzz/run.sh $(B) -runs=$(FUZZ_RUNS) \
+	  $(if $(FUZZ_LONG_SECONDS),-max_total_time=$(FUZZ_LONG_SECONDS))
 fuzz-corpus: all deps-fuzz $(FUZZ_BIN)
 	@sh tests/fuzz/seed.sh $(B)
 deps-fuzz:
