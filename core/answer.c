@@ -90,6 +90,18 @@ static void reply_seal_header(pure_link *pl, pl_run *r, uint8_t *buf, size_t *he
     assert(*head > 0);
 }
 
+/* The smallest reply that carries an ACCEPT: header (4-byte packet number), frame, tag. */
+#define REPLY_ACCEPT_BYTES (PL_HEADER_MOST + PL_FRAME_ACCEPT_BYTES + PURE_LINK_TAG_BYTES)
+
+/* The AEAD limit on a reply key (spec/crypto.md §10): the last PL_EPOCH_PACKETS_RESERVE
+ * replies under a key go only with the ACCEPT of the next epoch, the one reply that must be
+ * sealed under this key for it to be replaced; at the limit none goes until a packet of the
+ * next epoch arrives.  What else is due rides in the ACCEPT's reply: it costs no seal. */
+static int reply_key_allows(const pl_run *r, const pl_epoch_keys *k, size_t limit) {
+    if (k->replies < PL_EPOCH_PACKETS_LIMIT - PL_EPOCH_PACKETS_RESERVE) return 1;
+    return k->replies < PL_EPOCH_PACKETS_LIMIT && accept_due(r) && limit >= REPLY_ACCEPT_BYTES;
+}
+
 int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns) {
     (void)cap;
     if (r->in_use != 1 || !reply_due(r)) return 0;
@@ -101,6 +113,10 @@ int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_ad
         if (left < PL_REPLY_BYTES_LEAST) { pl->stats.dropped_amplification++; return 0; }
         if (left < limit) limit = (size_t)left;
     }
+    pl_epoch_keys *k = &r->keys[r->epoch % PL_EPOCH_KEYS];
+    assert(k->valid && k->epoch == r->epoch && k->replies <= PL_EPOCH_PACKETS_LIMIT);
+    if (!reply_key_allows(r, k, limit)) { pl->stats.replies_held_key_limit++; return 0; }
+    int reserve = k->replies >= PL_EPOCH_PACKETS_LIMIT - PL_EPOCH_PACKETS_RESERVE;
     uint64_t pn = r->reply_pn_next++;
     size_t head, at;
     reply_seal_header(pl, r, buf, &head, pn);
@@ -116,6 +132,7 @@ int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_ad
         if (pl_frame_size(&f) <= cap_frames - at) at = put_frame(buf, at, cap_frames, &f);
         r->accept_pending = 0;  /* sent again if the sender repeats its OFFER */
     }
+    assert(!reserve || at > head);  /* a reply of the reserve carries its ACCEPT */
     if (!r->validated) {
         memset(&f, 0, sizeof f);
         f.type = PL_FRAME_CHALLENGE;
@@ -148,11 +165,11 @@ int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_ad
         r->eliciting_unacked = 0;
         pl_run_timer_set(pl, r, PL_RT_ACK, PL_NONE);
     }
-    pl_epoch_keys *k = &r->keys[r->epoch % PL_EPOCH_KEYS];
-    assert(k->valid && k->epoch == r->epoch);
     uint8_t nonce[12];
     pl_nonce(nonce, k->reply_iv, pn);
     pl->crypto->aead_seal(pl_keys_ctx(pl, k)->reply, nonce, buf, head, buf + head, at - head, buf + head);
+    k->replies++;
+    assert(k->replies <= PL_EPOCH_PACKETS_LIMIT);
     size_t bytes = at + PURE_LINK_TAG_BYTES;
     if (!r->validated) r->unvalidated_out += bytes;
     *to = r->addr;

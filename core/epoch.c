@@ -46,6 +46,22 @@ void pl_sender_offer_new(pure_link *pl, pl_sender *s, uint32_t epoch) {
     s->offer_epoch = epoch;
 }
 
+/* Offers the next epoch when one is due (spec/protocol.md §3, crypto.md §10): after
+ * epoch_ns in the epoch, after epoch_packets packets sealed under its data key, or after
+ * as many replies opened under its reply key, at most PL_EPOCH_REPLIES_OFFER.  The
+ * receiver seals the replies and holds to their limit; it has no way to ask for a new
+ * epoch, so the sender counts what it can see of them: a host that reports each of many
+ * small records stored draws several replies per packet, and the reply key would reach
+ * the limit first.  Epoch 0 offers from its first packet (run.c). */
+void pl_sender_epoch_due(pure_link *pl, pl_sender *s, uint64_t now_ns) {
+    if (s->epoch == 0 || s->offer_epoch != 0) return;
+    uint64_t replies_most = pl->config.epoch_packets < PL_EPOCH_REPLIES_OFFER ? pl->config.epoch_packets
+                                                                              : PL_EPOCH_REPLIES_OFFER;
+    if (now_ns >= s->epoch_started_ns + pl->config.epoch_ns || s->epoch_packets >= pl->config.epoch_packets ||
+        PL_SENDER_KEYS(s)->replies >= replies_most)
+        pl_sender_offer_new(pl, s, s->epoch + 1);
+}
+
 void pl_sender_on_accept(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns) {
     (void)now_ns;
     uint32_t epoch = f->accept.epoch;

@@ -59,12 +59,16 @@
 #define PL_EPOCH_PACKETS_LIMIT  (1ull << 23) /* spec: a new epoch before this many packets */
 #define PL_RUN_PACKETS_DRAIN    (1ull << 31) /* spec: a run starts no new record from here on, */
 #define PL_RUN_PACKETS_MOST     (1ull << 32) /* and never sends this packet number (run.c) */
-#define PL_EPOCH_PACKETS_RESERVE (1ull << 16) /* the last packets under a key: OFFERs only */
+#define PL_EPOCH_PACKETS_RESERVE (1ull << 16) /* the last packets under a key: only what moves
+                                                the epoch (a sender's OFFER, a receiver's ACCEPT) */
+#define PL_EPOCH_REPLIES_OFFER  (1ull << 22) /* a sender offers after opening this many replies
+                                                under one reply key (or epoch_packets if fewer) */
 
 _Static_assert(PL_REPLAY_WINDOW % 64 == 0, "replay bitmap is in 64-bit words");
 _Static_assert(PL_EPOCH_PACKETS_LIMIT <= (1ull << 23), "AEAD limit");
 _Static_assert(PL_EPOCH_PACKETS_RESERVE < PL_EPOCH_PACKETS_LIMIT / 2, "the default offer point leaves room");
 _Static_assert(PURE_LINK_EPOCH_PACKETS_MOST == PL_EPOCH_PACKETS_LIMIT - PL_EPOCH_PACKETS_RESERVE, "the public bound");
+_Static_assert(PL_EPOCH_REPLIES_OFFER <= PL_EPOCH_PACKETS_LIMIT / 2, "a lost half of the replies still offers first");
 
 /* ---- A timer table: an enum-indexed array (deadline.c reads the earliest). ---- */
 /* Timers set by protocol events.  Other wake-ups are derived from state in
@@ -102,6 +106,8 @@ typedef struct pl_epoch_keys {
     uint32_t entry;                        /* the cache entry that last held their contexts */
     uint64_t build;                        /* this derivation's number (keycache.c); 0: none */
     uint64_t reply_run;                    /* the reply run these reply keys are for */
+    uint64_t replies;                      /* replies under the reply key: sealed (a run's keys) or
+                                              opened (a sender's); spec/crypto.md §10 */
     uint8_t secret[32];                    /* E(epoch) */
     uint8_t data_key[PURE_LINK_AEAD_KEY_BYTES], reply_key[PURE_LINK_AEAD_KEY_BYTES];
     uint8_t data_iv[12], reply_iv[12];
@@ -568,6 +574,7 @@ void pl_replay_mark(uint64_t *window, uint64_t *largest, uint64_t pn);
 void pl_sender_keys_wipe(pure_link *pl, pl_sender *s);
 void pl_sender_set_epoch(pure_link *pl, pl_sender *s, uint32_t epoch, const uint8_t secret[32]);
 void pl_sender_offer_new(pure_link *pl, pl_sender *s, uint32_t epoch);
+void pl_sender_epoch_due(pure_link *pl, pl_sender *s, uint64_t now_ns);
 void pl_sender_on_accept(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns);
 void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns);
 

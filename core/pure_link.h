@@ -144,7 +144,8 @@ typedef struct pure_link_config {
     uint64_t epoch_ns;              /* start a new epoch after this long (default 120 s; at
                                        most PURE_LINK_DURATION_NS_MOST) */
     uint64_t epoch_packets;         /* ... or after this many packets under one key (default 2^22,
-                                       at most PURE_LINK_EPOCH_PACKETS_MOST) */
+                                       at most PURE_LINK_EPOCH_PACKETS_MOST), or as many
+                                       replies opened under its reply key (at most 2^22) */
     uint32_t congestion;            /* PURE_LINK_CC_* (default BBR) */
     uint32_t ack_delay_us;          /* receiver's maximum ack delay (default 5000) */
     uint32_t copies;                /* 1: an app-limited sender (nothing more to send) sends
@@ -334,7 +335,7 @@ PURE_LINK_API int pure_link_memo_load(pure_link *pl, const uint8_t *memo, size_t
 PURE_LINK_API int pure_link_memo_written(pure_link *pl, uint64_t token, uint64_t now_ns);
 
 /* ---- Statistics: a versioned struct; the caller sets `version`. ---- */
-#define PURE_LINK_STATS_VERSION 3u
+#define PURE_LINK_STATS_VERSION 4u
 typedef struct pure_link_stats {
     uint32_t version;                 /* in: PURE_LINK_STATS_VERSION */
     /* RTT of a sender (0 for endpoint totals). */
@@ -369,6 +370,12 @@ typedef struct pure_link_stats {
     /* Version 3.  The receive pool (endpoint totals only): its bytes, and the most of them
      * ever held at once by the runs' record bytes. */
     uint64_t receive_memory_bytes, receive_memory_bytes_peak;
+    /* Version 4.  The AEAD limit on reply keys (spec/crypto.md §10), endpoint totals only:
+     * the times a due reply was held back (it waits, nothing is discarded) because its run's
+     * reply key was in its last 2^16 replies, which carry only an ACCEPT, or at its 2^23.
+     * Nonzero only when a sender did not move to a new epoch in time (replies lost, or a
+     * sender that does not count them). */
+    uint64_t replies_held_key_limit;
 } pure_link_stats;
 
 /* Every counter of pure_link_stats (not the RTT and window figures), for hosts that print
@@ -383,7 +390,7 @@ typedef struct pure_link_stats {
     X(dropped_bad_header) X(dropped_unknown_key) X(dropped_auth) X(dropped_replay) \
     X(dropped_malformed) X(dropped_amplification) X(dropped_no_slot) X(dropped_stale_epoch) \
     X(dropped_no_room) X(dropped_no_run) X(packets_opened) X(address_moves) X(addresses_validated) X(challenges_received) \
-    X(receive_memory_bytes) X(receive_memory_bytes_peak)
+    X(receive_memory_bytes) X(receive_memory_bytes_peak) X(replies_held_key_limit)
 
 /* Fills *out for one sender (sender >= 0) or for the whole endpoint (sender = -1).
  * A sender's own figures stay readable after its CLOSED event, until pure_link_sender_open

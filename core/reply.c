@@ -196,11 +196,13 @@ static int open_reply_aside(pure_link *pl, const pl_sender *s, const uint8_t sec
  * before (a new build of the run at the receiver, or a LOST) is tried under a key derived
  * aside: at most one key derivation per datagram.  *adopt is then the key slot whose
  * reply run it proved (-1: none), and *pk its key, for the caller to adopt once it knows
- * the reply is not a LOST.  An epoch-0 reply with no epoch-0 key of ours (a LOST, while
- * we seal in epoch 2 or later) opens under E(0) itself.  Returns the payload length, or -1. */
+ * the reply is not a LOST.  *opened is the key slot it opened under (-1: none of them).  An
+ * epoch-0 reply with no epoch-0 key of ours (a LOST, while we seal in epoch 2 or later) opens
+ * under E(0) itself.  Returns the payload length, or -1. */
 static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl, const uint8_t *data, uint8_t *pkt,
-                      size_t len, uint64_t pn, int *adopt, pl_packet_key *pk) {
+                      size_t len, uint64_t pn, int *adopt, int *opened, pl_packet_key *pk) {
     *adopt = -1;
+    *opened = -1;
     int tried = 0;
     for (int i = 0; i < 2; i++) {
         pl_epoch_keys *k = &s->keys[i];
@@ -209,12 +211,13 @@ static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl
         if (k->reply_run == h->reply_run && k->reply_valid) {
             uint8_t nonce[12];
             pl_nonce(nonce, k->reply_iv, pn);
-            if (pl->crypto->aead_open(pl_keys_ctx(pl, k)->reply, nonce, data, hl, data + hl, len - hl, pkt + hl) == 0)
-                return (int)(len - hl - PURE_LINK_TAG_BYTES);
-            continue;
+            if (pl->crypto->aead_open(pl_keys_ctx(pl, k)->reply, nonce, data, hl, data + hl, len - hl, pkt + hl) != 0)
+                continue;
+            *opened = i;
+            return (int)(len - hl - PURE_LINK_TAG_BYTES);
         }
         if (open_reply_aside(pl, s, k->secret, k->epoch, h, hl, data, pkt, len, pn, pk) == 0) {
-            *adopt = i;
+            *adopt = *opened = i;
             return (int)(len - hl - PURE_LINK_TAG_BYTES);
         }
     }
@@ -235,9 +238,9 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t h
     uint64_t largest = same_run ? s->largest_reply_pn : PL_NONE;
     uint64_t pn = pl_pn_decode(largest, h->pn_truncated, h->pn_len);
     if (same_run && !pl_replay_check(s->reply_window, largest, pn)) { pl->stats.dropped_replay++; return 0; }
-    int adopt;
+    int adopt, opened;
     pl_packet_key pk;
-    int n = open_reply(pl, s, h, hl, data, pkt, len, pn, &adopt, &pk);
+    int n = open_reply(pl, s, h, hl, data, pkt, len, pn, &adopt, &opened, &pk);
     pl_frame frames[PL_FRAMES_MOST];
     int count = n < 0 ? 0 : pl_payload_decode(frames, PL_FRAMES_MOST, pkt + hl, (size_t)n, 1);
     if (n >= 0 && count > 0 && frames[0].type == PL_FRAME_LOST) {
@@ -256,6 +259,7 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t h
         memcpy(k->reply_iv, pk.iv, sizeof k->reply_iv);
         k->reply_run = h->reply_run;
         k->reply_valid = 1;
+        k->replies = 0;          /* a new reply run: the receiver's count starts again too */
         pl_keys_derived(pl, k);  /* its entry expands the new reply key at its next use */
     }
     memset(&pk, 0, sizeof pk);
@@ -269,6 +273,7 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t h
         memset(s->reply_window, 0, sizeof s->reply_window);
     }
     pl_replay_mark(s->reply_window, &s->largest_reply_pn, pn);
+    if (opened >= 0) s->keys[opened].replies++;  /* a lower bound of what the receiver sealed */
     s->stats.packets_received++;
     s->stats.bytes_received += len;
 
@@ -293,6 +298,7 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t h
      * Further REFUSED notices for packets of the same flight change nothing. */
     if (refused && (!s->refused || trial_acked)) on_refused(pl, s, reason, now_ns);
     else if (!refused && s->refused && trial_acked) pl_sender_release(pl, s);
+    pl_sender_epoch_due(pl, s, now_ns);  /* the replies opened under the key count too */
     pl_sender_emit(pl, s);
     pl_sender_arm_loss_timer(s, now_ns);
     return 0;

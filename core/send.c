@@ -231,8 +231,7 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
         s->trial_due = 0;
     }
     s->epoch_packets++;
-    if (s->epoch >= 1 && s->offer_epoch == 0 && s->epoch_packets >= pl->config.epoch_packets)
-        pl_sender_offer_new(pl, s, s->epoch + 1);  /* the packet count, not only the clock */
+    pl_sender_epoch_due(pl, s, now_ns);  /* the packet count, not only the clock */
     copy_later(pl, s, e, now_ns);
     pl_cc_on_sent(&s->cc, bytes, now_ns);
     pl_pacer_on_sent(&s->pacer, bytes, now_ns);
@@ -356,8 +355,6 @@ void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns) {
         }
         s->stored_progress_ns = now_ns;
     }
-    if (s->epoch >= 1 && s->offer_epoch == 0 &&
-        (now_ns >= s->epoch_started_ns + pl->config.epoch_ns || s->epoch_packets >= pl->config.epoch_packets))
-        pl_sender_offer_new(pl, s, s->epoch + 1);
+    pl_sender_epoch_due(pl, s, now_ns);
     pl_sender_check_closed(pl, s);
 }

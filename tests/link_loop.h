@@ -31,6 +31,8 @@ typedef struct ll_node {
     int answer;                      /* STREAM_OPEN answer: 0, -1 or -PURE_LINK_OTHER_SHAPE */
     int hold_stored;                 /* 1: the host does not report records stored (yet) */
     int hold_events;                 /* 1: the host does not drain its events (yet) */
+    int pull_each_stored;            /* 1: the host pulls after each record it stores, so each
+                                        may draw a reply of its own (several per packet) */
     uint64_t input_appears_ns;       /* before this, answer -1 */
     ll_stream streams[LL_STREAMS];
     uint64_t records_delivered, duplicates, out_of_order, bytes_delivered;
@@ -133,6 +135,29 @@ static ll_stream *ll_stream_of(ll_node *d, uint64_t run) {
     abort();
 }
 
+/* Moves every datagram node i has to send onto the wire (through the tap and the loss). */
+static void ll_pull_out(ll_net *n, int i) {
+    ll_node *d = &n->node[i];
+    uint8_t buf[PURE_LINK_DATAGRAM_MOST];
+    pure_link_addr to;
+    int len;
+    while ((len = pure_link_pull(d->pl, buf, sizeof buf, &to, n->now_ns)) > 0) {
+        d->packets_out++;
+        int dst = ll_addr_node(n, &to);
+        if (dst < 0) continue;
+        if (n->tap && !n->tap(n, i, dst, buf, (size_t)len, n->tap_arg)) { n->dropped_packets++; continue; }
+        if (n->loss_ppm && ll_rand(n) % 1000000 < n->loss_ppm) { n->dropped_packets++; continue; }
+        if (n->qn == n->qcap) abort();
+        ll_pkt *p = &n->q[n->qn++];
+        p->at_ns = n->now_ns + n->delay_ns + (n->jitter_ns ? ll_rand(n) % n->jitter_ns : 0);
+        p->seq = n->seq++;
+        p->to = dst;
+        p->from = d->addr;
+        p->len = (size_t)len;
+        memcpy(p->data, buf, (size_t)len);
+    }
+}
+
 /* The host's side: answer events, then move datagrams onto the wire. */
 static void ll_service(ll_net *n, int i) {
     ll_node *d = &n->node[i];
@@ -159,6 +184,7 @@ static void ll_service(ll_net *n, int i) {
             if (!d->hold_stored) {
                 st->stored = ev.record + 1;
                 pure_link_stored(d->pl, ev.stream, st->stored, n->now_ns);
+                if (d->pull_each_stored) ll_pull_out(n, i);
             }
             break;
         }
@@ -180,24 +206,7 @@ static void ll_service(ll_net *n, int i) {
         default: break;
         }
     }
-    uint8_t buf[PURE_LINK_DATAGRAM_MOST];
-    pure_link_addr to;
-    int len;
-    while ((len = pure_link_pull(d->pl, buf, sizeof buf, &to, n->now_ns)) > 0) {
-        d->packets_out++;
-        int dst = ll_addr_node(n, &to);
-        if (dst < 0) continue;
-        if (n->tap && !n->tap(n, i, dst, buf, (size_t)len, n->tap_arg)) { n->dropped_packets++; continue; }
-        if (n->loss_ppm && ll_rand(n) % 1000000 < n->loss_ppm) { n->dropped_packets++; continue; }
-        if (n->qn == n->qcap) abort();
-        ll_pkt *p = &n->q[n->qn++];
-        p->at_ns = n->now_ns + n->delay_ns + (n->jitter_ns ? ll_rand(n) % n->jitter_ns : 0);
-        p->seq = n->seq++;
-        p->to = dst;
-        p->from = d->addr;
-        p->len = (size_t)len;
-        memcpy(p->data, buf, (size_t)len);
-    }
+    ll_pull_out(n, i);
 }
 
 /* Runs until `until_ns` of virtual time or until done(arg) says so. */

@@ -18,7 +18,8 @@ Local choices (each one the spec leaves to the sender), named here:
     bound), doubled per expiry; a PTO declares what is in flight lost and the next
     packet is a probe (4-byte number, protocol.md §2);
   - RESPONSE and a later OFFER in one packet at a time (protocol.md §6, §3);
-  - a new epoch after epoch_packets packets (default 2^22, protocol.md §3) or 120 s;
+  - a new epoch after epoch_packets packets (default 2^22, protocol.md §3) or 120 s, or
+    after as many replies opened under the epoch's reply key (at most 2^22, crypto.md §10);
   - a PING probe is padded to 64 B, so that a receiver that forgot the run can answer
     it with LOST (protocol.md §7 size condition).
 """
@@ -38,6 +39,7 @@ WINDOW_PACKETS = 64
 INITIAL_RTT = 0.1               # protocol.md §10 local choice
 EPOCH_SECONDS = 120.0           # §3 local choice
 EPOCH_PACKETS_DEFAULT = 1 << 22  # §3: the default offers at 2^22
+EPOCH_REPLIES_MOST = 1 << 22    # crypto.md §10: replies opened under one reply key, at most
 OLD_REPLY_KEEP = 10.0           # guess: the receiver's 10 s (§3) applied to the sender too
 RESEND_AFTER = 1.0              # §4.2 resend rule
 REFUSED_WAIT_FIRST = 1.0        # §4.1
@@ -105,6 +107,7 @@ class Sender:
         self.epoch_first_pn = 0
         self.epoch_started = time.monotonic()
         self.epoch_sent = 0
+        self.replies_opened = {}        # (reply run, epoch) -> replies opened under its key
         self.offer = None               # (n, eph secret, eph public)
         self.wipe_at = []               # (deadline, epoch)
         self._new_offer(1)
@@ -309,9 +312,12 @@ class Sender:
             self.probe_due = False
             self.build(now, probe=True)
             return
-        # §3: a new epoch after epoch_packets packets or 120 s in an epoch
+        # §3: a new epoch after epoch_packets packets or 120 s in an epoch, or as many
+        # replies opened under its reply key (crypto.md §10: the receiver cannot ask)
+        replies = self.replies_opened.get((self.reply_run, self.epoch), 0)
         if self.epoch >= 1 and self.offer is None and (
                 self.epoch_sent >= self.epoch_packets or
+                replies >= min(self.epoch_packets, EPOCH_REPLIES_MOST) or
                 now - self.epoch_started >= EPOCH_SECONDS):
             self._new_offer(self.epoch + 1)
             self.event("offer", self.epoch + 1)
@@ -413,6 +419,7 @@ class Sender:
         if pn in win[1] or (win[0] is not None and win[0] - pn >= pl.REPLAY_WINDOW):
             return                               # §2: the sender's window over replies
         win[1].add(pn)
+        self.replies_opened[k] = self.replies_opened.get(k, 0) + 1
         if win[0] is None or pn > win[0]:
             win[0] = pn
             if len(win[1]) > 4 * pl.REPLAY_WINDOW:
