@@ -97,7 +97,6 @@ static int lost_names_ours(const pl_sender *s, const pl_frame *f) {
 /* LOST: the receiver cannot open our epoch (it restarted without a memo, or forgot the
  * run): start over from epoch 0 of the same run, if the LOST names one of our packets. */
 void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns) {
-    (void)now_ns;
     s->stats.lost_notices_received++;
     if (!lost_names_ours(s, f)) return;
     pl_sender_keys_wipe(pl, s);
@@ -107,6 +106,10 @@ void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t 
      * acknowledges one.  Its stream state went too: bind again, resend unstored bytes. */
     s->pn_anchor = PL_NONE;
     s->stream_known = 0;
+    /* Nothing in flight can be opened any more, and the receiver is there: epoch 0's first
+     * packet goes now, not after the PTO that backed off while it was away. */
+    pl_sender_flight_lost(s, now_ns);
+    s->pto_count = 0;
     pl_rangeset_add_cover(&s->resend, s->stored_off, s->next_off);
     s->acked_end = s->stored_off;
 }

@@ -600,7 +600,7 @@ void pl_sender_emit(pure_link *pl, pl_sender *s);
 void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns);
 void pl_sender_requeue_oldest(pl_sender *s);
 void pl_sender_free_slot(pl_sender *s, uint64_t now_ns);
-void pl_sender_refused_pto(pl_sender *s, uint64_t now_ns);
+void pl_sender_flight_lost(pl_sender *s, uint64_t now_ns);
 void pl_sender_arm_loss_timer(pl_sender *s, uint64_t now_ns);
 
 /* A sender's pacing rate: what its congestion controller asks for at its RTT. */

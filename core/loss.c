@@ -30,16 +30,17 @@ void pl_sender_free_slot(pl_sender *s, uint64_t now_ns) {
     if (e->state == PL_SENT_FLIGHT) declare_lost(s, e, now_ns);
 }
 
-/* During a refusal no probe goes (spec/protocol.md §4.1), so nothing else would ever show
- * that a packet still in flight was lost: at the PTO, every one is declared lost (a lost
- * trial is then sent again at once). */
-void pl_sender_refused_pto(pl_sender *s, uint64_t now_ns) {
-    assert(s->refused);
+/* Every packet still in flight is declared lost: during a refusal at the PTO (no probe
+ * goes, spec/protocol.md §4.1, so nothing else would ever show it; a lost trial is then
+ * sent again at once), and at a LOST honoured (the receiver cannot open any of them: left
+ * in flight they filled the window, and the first packet of epoch 0 waited for a PTO that
+ * had backed off through the receiver's outage). */
+void pl_sender_flight_lost(pl_sender *s, uint64_t now_ns) {
     for (uint64_t pn = s->pn_oldest; pn < s->pn_next; pn++) {
         pl_sent *e = &s->sent[pn % s->sent_most];
         if (e->pn == pn && e->state == PL_SENT_FLIGHT) declare_lost(s, e, now_ns);
     }
-    assert(s->eliciting_in_flight == 0);
+    assert(s->eliciting_in_flight == 0 && s->bytes_in_flight == 0);
 }
 
 void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns) {

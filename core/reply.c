@@ -71,12 +71,21 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
     } else {
         return;
     }
-    /* Its bytes arrived: whatever else carried them (a copy, a lost original) need not go
-     * again. */
-    if (e->len > 0 && s->resend.count > 0) pl_rangeset_remove(&s->resend, e->off, e->off + e->len);
     if (e->has_response) s->response_pending = 0;
     if (e->has_stream && !stream_unknown) s->stream_known = 1;
-    if (e->len > 0 && e->off + e->len > s->acked_end) {
+    if (e->len > 0 && stream_unknown) {
+        /* The receiver had no binding when this packet came: it dropped the record bytes and
+         * acknowledged the packet alone (spec/protocol.md §4), so they must go again.  Taken
+         * as received, they sat below acked_end, and the hole they left waited for the 1 s
+         * resend rule while the receiver held everything after it. */
+        uint64_t lo = e->off > s->stored_off ? e->off : s->stored_off;
+        if (e->off + e->len > lo) pl_rangeset_add_cover(&s->resend, lo, e->off + e->len);
+    } else if (e->len > 0) {
+        /* Its bytes arrived: whatever else carried them (a copy, a lost original) need not
+         * go again. */
+        if (s->resend.count > 0) pl_rangeset_remove(&s->resend, e->off, e->off + e->len);
+    }
+    if (e->len > 0 && !stream_unknown && e->off + e->len > s->acked_end) {
         if (s->acked_end <= s->stored_off) s->stored_progress_ns = now_ns;
         s->acked_end = e->off + e->len;
         s->acked_progress_ns = now_ns;

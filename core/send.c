@@ -325,7 +325,7 @@ static void on_loss_timer(pure_link *pl, pl_sender *s, uint64_t now_ns) {
         s->probes_due = 2;
         pl_sender_requeue_oldest(s);
     } else if (s->eliciting_in_flight > 0) {
-        pl_sender_refused_pto(s, now_ns);
+        pl_sender_flight_lost(s, now_ns);
     }
     pl_sender_arm_loss_timer(s, now_ns);
 }

@@ -69,7 +69,17 @@ typedef struct sim_link {
     pure_link_stats last;    /* the latest sample of the open sender */
     uint32_t last_reason;
     uint64_t share_mark_bytes; /* host_stored_bytes when the share window began */
+    /* Recovery from a crash of the receiving node: from the first datagram of the link's
+     * sender that the restarted node receives until host_stored reaches recovery_target,
+     * the records whose first byte the sender had sent when the node crashed. */
+    uint8_t recovery_state;  /* SIM_RECOVERY_* */
+    uint64_t recovery_target, recovery_from_ns;
+    uint64_t recoveries, recovery_ns_max;
 } sim_link;
+
+#define SIM_RECOVERY_NONE 0u    /* not measuring */
+#define SIM_RECOVERY_WAIT 1u    /* the receiving node crashed: waiting for its first datagram */
+#define SIM_RECOVERY_RUNNING 2u /* it got one: waiting for host_stored to reach the target */
 
 
 /* ---- sim_sender.c ---- */
@@ -86,6 +96,8 @@ int sim_link_fill(sim_world *w, sim_link *l);
 void sim_link_on_event(sim_world *w, sim_link *l, const pure_link_event *ev);
 /* Samples the open sender's statistics into the trace (recovery:metrics_updated). */
 void sim_link_sample(sim_world *w, sim_link *l);
+/* The open sender's own statistics: 0, or -1 when no sender is open (*out zeroed). */
+int sim_link_sender_stats(const sim_world *w, const sim_link *l, pure_link_stats *out);
 /* Sender statistics over every incarnation. */
 void sim_link_stats(const sim_world *w, const sim_link *l, pure_link_stats *out);
 
@@ -94,6 +106,9 @@ void sim_receiver_on_stream_open(sim_world *w, sim_node *n, const pure_link_even
 void sim_receiver_on_record(sim_world *w, sim_node *n, const pure_link_event *ev);
 void sim_receiver_on_store(sim_world *w, sim_node *n, uint32_t run_index);
 void sim_receiver_on_crash(sim_world *w, sim_node *n);
+/* A datagram reaches node n (up or not), before n takes it: a link into n that waits for
+ * the first datagram of its sender after n's crash starts its recovery clock. */
+void sim_receiver_on_arrival(sim_world *w, sim_node *n, const sim_packet *pkt);
 void sim_receiver_free(sim_node *n);
 
 #endif

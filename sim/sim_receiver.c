@@ -268,6 +268,12 @@ static int64_t make_durable(sim_world *w, sim_host_run *hr, uint64_t due_ns, uin
     int64_t before = hr->stored_mark;
     while (state_get(hr, hr->stored_mark) == 2) hr->stored_mark++;
     if (l) l->host_stored += (uint64_t)(hr->stored_mark - before);
+    if (l && l->recovery_state == SIM_RECOVERY_RUNNING && l->host_stored >= l->recovery_target) {
+        uint64_t took_ns = w->engine.now_ns - l->recovery_from_ns;
+        l->recovery_state = SIM_RECOVERY_NONE;
+        l->recoveries++;
+        if (took_ns > l->recovery_ns_max) l->recovery_ns_max = took_ns;
+    }
     return hr->stored_mark - before;
 }
 
@@ -326,7 +332,40 @@ static void keep_tail(sim_world *w, sim_node *n, sim_host_run *hr) {
     sim_trace_end(&w->trace);
 }
 
+/* The node's crash opens a recovery for each link into it whose sender had sent records
+ * not yet stored: the records whose first byte left, counted by the open sender, each
+ * of which the crashed incarnation may have held (received or handed over, not stored). */
+static void recovery_open(sim_world *w, sim_node *n) {
+    n->recoveries_waiting = 0;
+    for (uint32_t i = 0; i < w->link_count; i++) {
+        sim_link *l = &w->links[i];
+        if (l->to != n->index) continue;
+        l->recovery_state = SIM_RECOVERY_NONE;
+        pure_link_stats s;
+        if (sim_link_sender_stats(w, l, &s) != 0) continue;
+        uint64_t target = l->run_base + s.records_sent;
+        if (target <= l->host_stored) continue;
+        assert(target <= l->written);
+        l->recovery_state = SIM_RECOVERY_WAIT;
+        l->recovery_target = target;
+        n->recoveries_waiting++;
+    }
+}
+
+void sim_receiver_on_arrival(sim_world *w, sim_node *n, const sim_packet *pkt) {
+    if (n->recoveries_waiting == 0 || !sim_node_up(n) || pkt->forged != SIM_FORGED_NONE || pkt->corrupt) return;
+    for (uint32_t i = 0; i < w->link_count; i++) {
+        sim_link *l = &w->links[i];
+        if (l->to != n->index || l->from != pkt->from || l->recovery_state != SIM_RECOVERY_WAIT) continue;
+        l->recovery_state = SIM_RECOVERY_RUNNING;
+        l->recovery_from_ns = w->engine.now_ns;
+        assert(n->recoveries_waiting > 0);
+        n->recoveries_waiting--;
+    }
+}
+
 void sim_receiver_on_crash(sim_world *w, sim_node *n) {
+    recovery_open(w, n);
     /* What was stored stays; what was only handed over is gone with the process (but for
      * the tail a store_tail: keep file holds). */
     for (size_t i = 0; i < n->run_count; i++) {

@@ -357,6 +357,8 @@ static void json_link(const sim_world *w, const sim_link *l, FILE *out) {
     ju(out, "packets_lost", s.packets_lost);
     ju(out, "packets_retransmitted", s.packets_retransmitted);
     ju(out, "records_resent", s.records_resent);
+    ju(out, "restart_recoveries", l->recoveries);
+    jd(out, "restart_recovery_ms_max", ms(l->recovery_ns_max));
     double p50, p99, max;
     if (latency(w, l, &p50, &p99, &max)) {
         jd(out, "latency_ms_p50", p50);

@@ -14,10 +14,11 @@
 #include "sim_oracle.h"
 #include "sim_report.h"
 
-/* A datagram reaches a node: the attacker relays it if a `forward:` says so, then the node
- * takes it, up or not. */
+/* A datagram reaches a node: the attacker relays it if a `forward:` says so, the receiving
+ * host notes it (the recovery clock after a crash), then the node takes it, up or not. */
 static void arrive(sim_world *w, uint32_t node, sim_packet *pkt) {
     sim_attack_on_arrive(w, node, pkt);
+    sim_receiver_on_arrival(w, &w->nodes[node], pkt);
     sim_node_on_arrival(w, &w->nodes[node], pkt);
 }
 

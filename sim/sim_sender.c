@@ -335,15 +335,19 @@ void sim_link_on_event(sim_world *w, sim_link *l, const pure_link_event *ev) {
     }
 }
 
+int sim_link_sender_stats(const sim_world *w, const sim_link *l, pure_link_stats *out) {
+    memset(out, 0, sizeof *out);
+    out->version = PURE_LINK_STATS_VERSION;
+    const sim_node *n = &w->nodes[l->from];
+    if (l->sender < 0 || n->pl == NULL) return -1;
+    return pure_link_stats_get(n->pl, l->sender, out) == 0 ? 0 : -1;
+}
+
 void sim_link_stats(const sim_world *w, const sim_link *l, pure_link_stats *out) {
     *out = l->past;
     out->version = PURE_LINK_STATS_VERSION;
-    const sim_node *n = &w->nodes[l->from];
-    if (l->sender < 0 || n->pl == NULL) return;
     pure_link_stats now;
-    memset(&now, 0, sizeof now);
-    now.version = PURE_LINK_STATS_VERSION;
-    if (pure_link_stats_get(n->pl, l->sender, &now) != 0) return;
+    if (sim_link_sender_stats(w, l, &now) != 0) return;
     sim_stats_add(out, &now);
     copy_gauges(out, &now); /* gauges describe the open sender only */
 }

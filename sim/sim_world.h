@@ -117,6 +117,7 @@ typedef struct sim_node {
     uint64_t crashes, restarts, api_errors, memo_loads, memo_rejected, streams_refused;
     uint64_t records_delivered, duplicates_delivered, out_of_order;
     uint64_t address_changes;
+    uint32_t recoveries_waiting; /* links into it in SIM_RECOVERY_WAIT (sim_host.h) */
     /* Oracles (sim_oracle.h).  Pairs and epochs are of the running incarnation; the maxima
      * of earlier incarnations are folded into the *_past fields at a crash. */
     struct sim_amp_pair *amp;
