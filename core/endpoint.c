@@ -255,11 +255,13 @@ pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_con
     layout l;
     layout_of(&c, &l);
     if (memory_bytes < l.total) return NULL;
-    /* Only what is read before it is written is cleared: the endpoint, the senders, the memo
-     * mirror and the key cache's marks.  Peers and run slots are cleared one by one when first
-     * taken (loops stop at peers_used and runs_used), and the buffers are written before they
-     * are read, so the untouched pages of a lazily mapped block stay unmapped. */
-    memset(memory, 0, l.peers);
+    /* Only what is read before it is written is cleared: the endpoint but its event slots,
+     * the senders, the memo mirror and the key cache's marks.  An event slot is written when
+     * pushed (event.c), peers and run slots are cleared one by one when first taken (loops
+     * stop at peers_used and runs_used), and the buffers are written before they are read,
+     * so the untouched pages of a lazily mapped block stay unmapped. */
+    memset(memory, 0, offsetof(pure_link, events));
+    memset((uint8_t *)memory + offsetof(pure_link, ev_head), 0, l.peers - offsetof(pure_link, ev_head));
     memset((uint8_t *)memory + l.memo, 0, l.pool_free - l.memo);
     pure_link *pl = memory;
     pl->magic = PL_MAGIC;
@@ -303,12 +305,13 @@ int pure_link_event_next(pure_link *pl, pure_link_event *ev) {
         }
         if (pl->ev_count == 0) return 0;
     }
-    *ev = pl->events[pl->ev_head];
+    pure_link_event *slot = &pl->events[pl->ev_head];
+    memcpy(ev, slot, offsetof(pure_link_event, secret));
     if (ev->kind == PURE_LINK_EVENT_EPOCH) {  /* the secret leaves the queue with the event */
-        pure_link_event *slot = &pl->events[pl->ev_head];
-        memset(slot->secret, 0, sizeof slot->secret);
-        memset(slot->sender_public, 0, sizeof slot->sender_public);
-        memset(slot->receiver_public, 0, sizeof slot->receiver_public);
+        memcpy(ev->secret, slot->secret, PL_EVENT_KEYS_BYTES);
+        memset(slot->secret, 0, PL_EVENT_KEYS_BYTES);
+    } else {
+        memset(ev->secret, 0, PL_EVENT_KEYS_BYTES);  /* only an EPOCH slot's keys were written */
     }
     if (pl->event_stage_end[pl->ev_head] != 0) pl->pool.stage_popped_end = pl->event_stage_end[pl->ev_head];
     pl->ev_head = (pl->ev_head + 1) % PL_EVENTS_MOST;

@@ -15,8 +15,9 @@ pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind) {
     pure_link_event *ev = &pl->events[at];
     pl->event_stage_end[at] = 0;
     pl->ev_count++;
-    /* The keys at the struct's end are zero in every slot but an EPOCH event's, which
-     * pure_link_event_next wipes once taken: a RECORD does not clear its 96 bytes again. */
+    /* The keys at the struct's end are written by an EPOCH event only, and read only from an
+     * EPOCH event's slot (pure_link_event_next): other events leave them as they are, so
+     * neither a push nor init clears them. */
     memset(ev, 0, offsetof(pure_link_event, secret));
     ev->kind = kind;
     ev->sender = -1;

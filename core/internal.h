@@ -471,7 +471,7 @@ struct pure_link {
     uint32_t *run_heap;                    /* run slots with a deadline, a min-heap on it */
     uint32_t run_heap_count;
 
-    pure_link_event events[PL_EVENTS_MOST];  /* zero at init; a slot's keys are zero but an EPOCH event's (event.c) */
+    pure_link_event events[PL_EVENTS_MOST];  /* written when pushed, not cleared at init (event.c) */
     uint64_t event_stage_end[PL_EVENTS_MOST]; /* a RECORD copied to the hand-over ring: its end */
     uint32_t ev_head, ev_count;
     pl_pool pool;
@@ -497,6 +497,13 @@ struct pure_link {
 };
 
 #define PL_MAGIC 0x706c6e6bu
+
+/* An EPOCH event's keys, which close the event struct (event.c). */
+#define PL_EVENT_KEYS_BYTES (sizeof(pure_link_event) - offsetof(pure_link_event, secret))
+/* pure_link_init clears the endpoint around its event slots: they lie together before ev_head. */
+_Static_assert(offsetof(pure_link, events) < offsetof(pure_link, event_stage_end) &&
+               offsetof(pure_link, event_stage_end) + sizeof(uint64_t) * PL_EVENTS_MOST <= offsetof(pure_link, ev_head),
+               "the event slots lie together, before ev_head");
 
 #define PL_SENDER_KEYS(s) (&(s)->keys[(s)->key_cur])
 
