@@ -46,7 +46,7 @@ def wait_listening(proc, errpath, what, timeout=5.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         text = open(errpath).read()
-        for line in text.splitlines():
+        for line in text.split("\n")[:-1]:  # whole lines only: one may be half written
             if "listening on " in line:
                 return int(line.rsplit(":", 1)[1])
         if proc.poll() is not None:

@@ -94,9 +94,7 @@ rm -rf "$work/store"
 (ulimit -f 2048; exec $P recv --key "$work/r.key" --config "$work/r.conf" --listen 127.0.0.1:0 --no-progress) \
     2> "$work/full.log" &
 rpid=$!; pids="$pids $rpid"
-i=0
-while ! grep -q 'listening on' "$work/full.log"; do i=$((i + 1)); [ $i -gt 100 ] && fail "full: no start"; sleep 0.05; done
-port=$(sed -n 's/.*listening on .*:\([0-9]*\)$/\1/p' "$work/full.log")
+wait_listening "$work/full.log" $rpid "full: the receiver"
 $P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" --input logs --shape 1 --generate 5000 --size 1KiB \
     --deadline 3s --no-progress --stats="$work/full-send.json" 2> /dev/null
 wait $rpid; got=$?

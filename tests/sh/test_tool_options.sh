@@ -26,12 +26,7 @@ run() {
     $P recv -k "$work/r.key" --config "$work/r.conf" --listen 127.0.0.1:0 --stats="$work/$name-recv.json" "$@" \
         2> "$work/$name-recv.log" &
     rpid=$!; pids="$pids $rpid"
-    i=0
-    while ! grep -q 'listening on' "$work/$name-recv.log" 2>/dev/null; do
-        i=$((i + 1)); [ $i -gt 100 ] && fail "$name: the receiver did not start"
-        sleep 0.05
-    done
-    port=$(sed -n 's/.*listening on .*:\([0-9]*\)$/\1/p' "$work/$name-recv.log" | head -1)
+    wait_listening "$work/$name-recv.log" $rpid "$name: the receiver"
     # shellcheck disable=SC2086
     timeout 60 $P send -k "$work/s.key" --to 127.0.0.1:$port --peer "$RP" --input logs --shape 1 \
         --generate 3000 --size 1200 --deadline 50s $sargs > "$work/$name-send.out" 2> "$work/$name-send.log" ||

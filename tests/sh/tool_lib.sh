@@ -20,13 +20,21 @@ start_recv() {
     $P recv --key "$work/r.key" --no-progress --io "${io:-auto}" "$@" 2> "$work/$name.log" &
     rpid=$!
     pids="$pids $rpid"
-    i=0
-    while ! grep -q 'listening on' "$work/$name.log" 2>/dev/null; do
-        i=$((i + 1)); [ $i -gt 100 ] && fail "receiver $name did not start"
-        kill -0 $rpid 2>/dev/null || fail "receiver $name exited"
+    wait_listening "$work/$name.log" $rpid "receiver $name"
+}
+
+# wait_listening LOG PID WHAT: waits (5 s at most) until LOG holds a "listening on ADDR:PORT"
+# line with its port, and sets $port.  It waits for the digits, not for the words: a line
+# seen while it is being written must not give an empty port.
+wait_listening() {
+    i=0; port=""
+    while :; do
+        port=$(sed -n 's/.*listening on [^ ]*:\([0-9][0-9]*\).*/\1/p' "$1" 2>/dev/null | head -1)
+        [ -n "$port" ] && return 0
+        i=$((i + 1)); [ $i -gt 100 ] && fail "$3 did not start"
+        kill -0 "$2" 2>/dev/null || fail "$3 exited: $(cat "$1")"
         sleep 0.05
     done
-    port=$(sed -n 's/.*listening on .*:\([0-9]*\)$/\1/p' "$work/$name.log" | head -1)
 }
 
 # stop_recv: SIGINT, and wait for its clean exit (status in $rstatus).
