@@ -197,6 +197,12 @@ $(B)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(B)
 	@echo "  FUZZ  $@"
 	@clang $(FUZZ_PAIR_FLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
+# Each target's entry point without libFuzzer, for make test's corpus replay (tests/fuzz/replay.c).
+FUZZ_REPLAY_BIN := $(B)/fuzz-replay/codec $(B)/fuzz-replay/endpoint $(B)/fuzz-replay/sequence
+$(B)/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(LIB_A) $(HEADERS) $(wildcard tests/fuzz/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -o $@ $< tests/fuzz/replay.c $(LIB_A) $(LIBS)
 fuzz: deps-fuzz $(FUZZ_BIN)
 	@FUZZ_PARALLEL=$(FUZZ_PARALLEL) sh tests/fuzz/run.sh $(B) -max_total_time=$(FUZZ_SECONDS)
 fuzz-long: deps-fuzz $(FUZZ_BIN)
@@ -246,7 +252,7 @@ install-wireshark: $(WS_PLUGIN)
 	install -d $(DESTDIR)$(WS_PLUGIN_DIR)
 	install -m 755 $(WS_PLUGIN) $(DESTDIR)$(WS_PLUGIN_DIR)/
 
-test: all $(TEST_BIN) $(B)/interop_sender $(EXAMPLE_BIN) $(LOAD_BIN) check-pure $(WS_PLUGIN)
+test: all $(TEST_BIN) $(B)/interop_sender $(EXAMPLE_BIN) $(LOAD_BIN) $(FUZZ_REPLAY_BIN) check-pure $(WS_PLUGIN)
 	@B=$(B) PL_CFLAGS="$(CFLAGS)" sh tests/run.sh "$(T)"
 
 demo: all

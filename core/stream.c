@@ -240,7 +240,7 @@ void pl_receiver_deliver(pure_link *pl, pl_run *r) {
         uint64_t len;
         int pl_len = pl_record_prefix_get(head, got, &len);
         if (pl_len == PL_WIRE_TRUNCATED) break;           /* prefix not all here yet */
-        if (pl_len < 0) {
+        if (pl_len < 0 || r->deliver_record > PL_RECORD_NUMBER_MOST) {  /* a bad prefix, or no number left */
             r->broken = 1;
             pl->stats.dropped_malformed++;
             pl_run_mem_broken(pl, r);

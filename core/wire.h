@@ -103,6 +103,9 @@ typedef enum pl_frame_type {
 #define PL_CREDIT_LEAST     1u
 #define PL_CREDIT_MOST      PURE_LINK_CREDIT_MOST
 #define PL_RECORD_MOST      PURE_LINK_RECORD_MOST   /* record length, bytes */
+/* The last record number a run's stream holds: STORED (a varint) must be able to say it is
+ * stored, as PL_VARINT_MOST.  A record past it breaks the stream (protocol.md §4). */
+#define PL_RECORD_NUMBER_MOST (PL_VARINT_MOST - 1)
 #define PL_FRAGMENT_MOST    PL_DATAGRAM_MOST        /* RECORD frame length, and RECORDS data */
 #define PL_EPOCH_OFFER_LEAST 1u                     /* OFFER/ACCEPT never name epoch 0 */
 
