@@ -237,16 +237,17 @@ void pl_receiver_deliver(pure_link *pl, pl_run *r) {
         uint8_t buf[8];
         size_t got;
         const uint8_t *head = ring_peek(pl, r, r->deliver_off, end, buf, &got);
-        uint64_t len;
+        uint64_t len = 0;
         int pl_len = pl_record_prefix_get(head, got, &len);
         if (pl_len == PL_WIRE_TRUNCATED) break;           /* prefix not all here yet */
-        if (pl_len < 0 || r->deliver_record > PL_RECORD_NUMBER_MOST) {  /* a bad prefix, or no number left */
+        uint64_t start = r->deliver_off + (uint64_t)(pl_len < 0 ? 0 : pl_len), stop = start + len;
+        /* A bad prefix, or a record past the last number or offset a run's stream holds. */
+        if (pl_len < 0 || r->deliver_record > PL_RECORD_NUMBER_MOST || stop > PL_STREAM_OFFSET_MOST) {
             r->broken = 1;
             pl->stats.dropped_malformed++;
             pl_run_mem_broken(pl, r);
             break;
         }
-        uint64_t start = r->deliver_off + (uint64_t)pl_len, stop = start + len;
         if (stop > end) {                                 /* record not all here yet */
             if (stop - r->stored_off > pl_run_window(pl, r) && stop - r->stored_off <= pl->config.stream_buffer_bytes)
                 pl_run_ticket_ask(pl, r, stop);           /* longer than the run's share */

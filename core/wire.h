@@ -106,6 +106,9 @@ typedef enum pl_frame_type {
 /* The last record number a run's stream holds: STORED (a varint) must be able to say it is
  * stored, as PL_VARINT_MOST.  A record past it breaks the stream (protocol.md §4). */
 #define PL_RECORD_NUMBER_MOST (PL_VARINT_MOST - 1)
+/* The last stream offset a record may end at: offsets are decoded inside the varint range
+ * (wire.md §7) and a STREAM frame's base_offset is a varint.  Past it the stream breaks too. */
+#define PL_STREAM_OFFSET_MOST PL_VARINT_MOST
 #define PL_FRAGMENT_MOST    PL_DATAGRAM_MOST        /* RECORD frame length, and RECORDS data */
 #define PL_EPOCH_OFFER_LEAST 1u                     /* OFFER/ACCEPT never name epoch 0 */
 
