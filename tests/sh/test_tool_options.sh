@@ -22,7 +22,7 @@ run() {
     sargs=""
     while [ "$1" != -- ]; do sargs="$sargs $1"; shift; done
     shift
-    rm -rf "$work/store"
+    rm -rf "$work/store" "$work/$name-recv.log"  # an old log could be read before the child truncates it
     $P recv -k "$work/r.key" --config "$work/r.conf" --listen 127.0.0.1:0 --stats="$work/$name-recv.json" "$@" \
         2> "$work/$name-recv.log" &
     rpid=$!; pids="$pids $rpid"

@@ -17,6 +17,7 @@ make_keys() {
 # $rpid and $port (from its "listening on" line).
 start_recv() {
     name=$1; shift
+    rm -f "$work/$name.log"  # the shell truncates it in the child: an old one could be read first
     $P recv --key "$work/r.key" --no-progress --io "${io:-auto}" "$@" 2> "$work/$name.log" &
     rpid=$!
     pids="$pids $rpid"
