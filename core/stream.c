@@ -229,6 +229,14 @@ static void stored_to(pure_link *pl, pl_run *r, uint64_t n) {
     pl_run_mem_stored(pl, r, from);
 }
 
+/* The run's stream can go no further (protocol.md §4): nothing more is handed over and
+ * its bytes are given back. */
+static void stream_break(pure_link *pl, pl_run *r) {
+    r->broken = 1;
+    pl->stats.dropped_malformed++;
+    pl_run_mem_broken(pl, r);
+}
+
 /* Hands complete records to the host, in order, while the event queue has room. */
 void pl_receiver_deliver(pure_link *pl, pl_run *r) {
     if (r->stream_state != PL_STREAM_ACCEPTED || !r->fresh || r->broken) return;
@@ -237,15 +245,16 @@ void pl_receiver_deliver(pure_link *pl, pl_run *r) {
         uint8_t buf[8];
         size_t got;
         const uint8_t *head = ring_peek(pl, r, r->deliver_off, end, buf, &got);
-        uint64_t len = 0;
+        uint64_t len;
         int pl_len = pl_record_prefix_get(head, got, &len);
         if (pl_len == PL_WIRE_TRUNCATED) break;           /* prefix not all here yet */
-        uint64_t start = r->deliver_off + (uint64_t)(pl_len < 0 ? 0 : pl_len), stop = start + len;
-        /* A bad prefix, or a record past the last number or offset a run's stream holds. */
-        if (pl_len < 0 || r->deliver_record > PL_RECORD_NUMBER_MOST || stop > PL_STREAM_OFFSET_MOST) {
-            r->broken = 1;
-            pl->stats.dropped_malformed++;
-            pl_run_mem_broken(pl, r);
+        if (pl_len < 0) {
+            stream_break(pl, r);
+            break;
+        }
+        uint64_t start = r->deliver_off + (uint64_t)pl_len, stop = start + len;
+        if (r->deliver_record > PL_RECORD_NUMBER_MOST || stop > PL_STREAM_OFFSET_MOST) {
+            stream_break(pl, r);                          /* past what a run's stream holds */
             break;
         }
         if (stop > end) {                                 /* record not all here yet */

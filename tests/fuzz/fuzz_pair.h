@@ -7,7 +7,8 @@
  * first flight) held the target near 1,000 executions per second.
  *
  * The block is 17 MiB (sender) and 38 MiB (receiver), mostly the receive pool, the hand-over
- * ring and the send pool, and nearly all of it still zero at the snapshot.  The snapshot sorts its pages:
+ * ring and the send pool, and nearly all of it still zero at the snapshot.  The snapshot
+ * sorts its pages:
  *  - pages that are not all zero: every restore copies them back;
  *  - zero pages in the regions that pure_link_init leaves as they are and the core writes
  *    before it reads (fp_regions_find: run slots, pools, expanded keys, tables): a restore
@@ -107,8 +108,8 @@ static void fp_region_add(fp_side *s, const uint8_t *from, const uint8_t *to) {
 
 /* The parts of the block pure_link_init leaves as they are, which the core writes before it
  * reads (endpoint.c, layout_of and pure_link_init): the event slots (written when pushed),
- * peers and run slots (each cleared when taken), the receive pool's blocks and hand-over ring, the expanded keys (built before
- * use), the borrowed hole tables (filled when borrowed) and the send pool.  Not the free
+ * peers and run slots (each cleared when taken), the receive pool's blocks and hand-over
+ * ring, the expanded keys (built before use), the borrowed hole tables (filled when borrowed) and the send pool.  Not the free
  * stacks and the pool's map, which init sets, nor a sender's packet table, which it clears
  * when its run starts and then reads as cleared. */
 static void fp_regions_find(fp_side *s) {

@@ -25,8 +25,8 @@ start_recv() {
 }
 
 # wait_listening LOG PID WHAT: waits (5 s at most) until LOG holds a "listening on ADDR:PORT"
-# line with its port, and sets $port.  It waits for the digits, not for the words: a line
-# seen while it is being written must not give an empty port.
+# line, and sets $port to its port.  LOG must be the new process's own: remove an old one
+# before starting it, since the shell truncates it only in the background child.
 wait_listening() {
     i=0; port=""
     while :; do
