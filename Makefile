@@ -174,9 +174,10 @@ FUZZ_LONG_SECONDS ?=
 FUZZ_FLAGS := -std=c11 -g -O2 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Icore
 # The endpoint targets run the whole core, where tracing every comparison costs a third of
 # the speed; their seeds carry the values to match (fuzz_codec keeps it for the parser).
-# They leave out UBSan's null and alignment checks on every pointer use, an eighth of their
-# time: a null pointer faults under ASan anyway, and make test-asan still checks both over
-# the whole suite and every committed corpus input (the replay, tests/sh/test_fuzz_corpus.sh).
+# They leave out UBSan's null and alignment checks on every pointer use (about an eighth of
+# their time, measured on a noisy host): a null pointer faults under ASan anyway, and make
+# test-asan still checks both over the whole suite and every committed corpus input (the
+# replay, tests/sh/test_fuzz_corpus.sh).
 # Nor do they take coverage from the cipher and the hash (tests/fuzz/coverage_ignore.txt).
 FUZZ_PAIR_FLAGS := $(FUZZ_FLAGS) -fno-sanitize-coverage=trace-cmp -fno-sanitize=null,alignment \
                    -fsanitize-coverage-ignorelist=tests/fuzz/coverage_ignore.txt

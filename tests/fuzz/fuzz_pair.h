@@ -109,9 +109,10 @@ static void fp_region_add(fp_side *s, const uint8_t *from, const uint8_t *to) {
 /* The parts of the block pure_link_init leaves as they are, which the core writes before it
  * reads (endpoint.c, layout_of and pure_link_init): the event slots (written when pushed),
  * peers and run slots (each cleared when taken), the receive pool's blocks and hand-over
- * ring, the expanded keys (built before use), the borrowed hole tables (filled when borrowed) and the send pool.  Not the free
- * stacks and the pool's map, which init sets, nor a sender's packet table, which it clears
- * when its run starts and then reads as cleared. */
+ * ring, the expanded keys (built before use), the borrowed hole tables (filled when
+ * borrowed) and the send pool.  Not the free stacks and the pool's map, which init sets,
+ * nor a sender's packet table, which it clears when its run starts and then reads as
+ * cleared. */
 static void fp_regions_find(fp_side *s) {
     const pure_link *pl = s->pl;
     s->regions = 0;
