@@ -171,18 +171,28 @@ FUZZ_RUNS    ?= 10000000
 # after S seconds even short of FUZZ_RUNS (its line then says so).
 FUZZ_PARALLEL     ?= 0
 FUZZ_LONG_SECONDS ?=
-FUZZ_FLAGS := -std=c11 -g -O2 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Icore
+FUZZ_COMMON := -std=c11 -g -O2 -fno-sanitize-recover=undefined -Icore
+FUZZ_FLAGS  := $(FUZZ_COMMON) -fsanitize=fuzzer,address,undefined
 # The endpoint targets run the whole core, where tracing every comparison costs a third of
 # the speed; their seeds carry the values to match (fuzz_codec keeps it for the parser).
 # They leave out UBSan's null and alignment checks on every pointer use (about an eighth of
-# their time, measured on a noisy host): a null pointer faults under ASan anyway, and make
-# test-asan still checks both over the whole suite and every committed corpus input (the
-# replay, tests/sh/test_fuzz_corpus.sh).
+# their time, measured on a noisy host): a null pointer faults anyway, and make test-asan
+# still checks both over the whole suite and every committed corpus input (the replay,
+# tests/sh/test_fuzz_corpus.sh).
 # Nor do they take coverage from the cipher and the hash (tests/fuzz/coverage_ignore.txt).
-FUZZ_PAIR_FLAGS := $(FUZZ_FLAGS) -fno-sanitize-coverage=trace-cmp -fno-sanitize=null,alignment \
+FUZZ_PAIR_OPTS  := -fno-sanitize-coverage=trace-cmp -fno-sanitize=null,alignment \
                    -fsanitize-coverage-ignorelist=tests/fuzz/coverage_ignore.txt
+FUZZ_PAIR_FLAGS := $(FUZZ_FLAGS) $(FUZZ_PAIR_OPTS)
+# The null-cipher pair targets (endpoint, sequence) search without ASan, about 1.6 times
+# as fast (35,300 against 22,300 executions a second, run side by side).  The endpoints
+# live in one mapping, so ASan saw nothing inside their blocks anyway; what it does see
+# (the stack, constant tables, a read past a datagram's end) is checked by running every
+# input the search kept through the same target under ASan afterwards ($(B)/fuzz-asan/,
+# tests/fuzz/run.sh), and the _aead builds keep ASan in the loop.  UBSan's bounds checks
+# and the core's assertions stay in the search.
+FUZZ_FAST_FLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer,undefined $(FUZZ_PAIR_OPTS)
 FUZZ_NAMES := codec config endpoint endpoint_aead sequence sequence_aead
-FUZZ_BIN   := $(FUZZ_NAMES:%=$(B)/fuzz_%)
+FUZZ_BIN   := $(FUZZ_NAMES:%=$(B)/fuzz_%) $(B)/fuzz-asan/endpoint $(B)/fuzz-asan/sequence
 FUZZ_DEPS  := $(CORE_SRC) $(wildcard core/*.h tests/fuzz/*.h) tests/fuzz/coverage_ignore.txt
 $(B)/fuzz_codec: tests/fuzz/fuzz_codec.c $(FUZZ_DEPS)
 	@mkdir -p $(B)
@@ -201,6 +211,10 @@ $(B)/fuzz_%_aead: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@clang $(FUZZ_PAIR_FLAGS) -DFUZZ_AEAD_REAL -o $@ $< $(CORE_SRC) $(LIBS)
 $(B)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(B)
+	@echo "  FUZZ  $@"
+	@clang $(FUZZ_FAST_FLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
+$(B)/fuzz-asan/%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
+	@mkdir -p $(dir $@)
 	@echo "  FUZZ  $@"
 	@clang $(FUZZ_PAIR_FLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
 # Each target's entry point without libFuzzer, for make test's corpus replay (tests/fuzz/replay.c).

@@ -8,7 +8,8 @@
 # input in B/fuzz-artifacts/ and its log in B/fuzz-logs/.  One line per target with the
 # executions counted, the crashes found (libFuzzer stops at the first) and the seconds, then
 # "N passed, N failed" like tests/run.sh.  A target that stops short of -runs=N (a
-# -max_total_time given too) passes if it found no crash, and its line says so.
+# -max_total_time given too) passes if it found no crash, and its line says so.  A target
+# with an ASan build in B/fuzz-asan/ passes only if every input it kept also runs clean there.
 set -u
 b="$1"; shift
 top="$(dirname "$0")/../.."
@@ -31,6 +32,19 @@ run_one() {
   else
     status=FAIL
   fi
+  # A target searched without ASan (the Makefile says why) has its ASan build beside it:
+  # every input kept, the corpus it started from and what it added, runs through that once.
+  check=""
+  if [ "$status" = PASS ] && [ -x "$b/fuzz-asan/$name" ]; then
+    if nice "$b/fuzz-asan/$name" -runs=0 -max_len=$max_len -artifact_prefix="$b/fuzz-artifacts/$name-asan-" \
+        "$b/corpus/$name" "$seeds" >"$log.asan" 2>&1; then
+      check=", $(sed -n 's/^#\([0-9]*\).*INITED.*/\1/p' "$log.asan" | tail -1) kept inputs rerun under ASan"
+    else
+      status=FAIL
+      cat "$log.asan" >>"$log"
+      check=", a kept input fails under ASan (log: $log.asan)"
+    fi
+  fi
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1)
@@ -38,14 +52,14 @@ run_one() {
   short=""
   [ -n "$want" ] && [ "${runs:-0}" -lt "$want" ] && short=" (short of $want: stopped at the time limit)"
   {
-    printf '%s fuzz/%s: %s executions, %s exec/s, %s, %s crashes (%d s)%s\n' "$status" "$name" "${runs:-0}" \
-      "${rate:-0}" "${cov:-cov: ?}" "$crashes" $(($(date +%s) - start)) "$short"
+    printf '%s fuzz/%s: %s executions, %s exec/s, %s, %s crashes%s (%d s)%s\n' "$status" "$name" "${runs:-0}" \
+      "${rate:-0}" "${cov:-cov: ?}" "$crashes" "$check" $(($(date +%s) - start)) "$short"
     [ "$status" = FAIL ] && grep -E 'ERROR|SUMMARY|^ +#[0-9]+ |Test unit written' "$log" | head -30 | sed 's/^/    /'
   } >"$b/fuzz-logs/$name.result"
 }
 
 names=""
-for bin in "$b"/fuzz_*; do
+for bin in "$b"/fuzz_*; do  # not $b/fuzz-asan/: those recheck, above
   [ -x "$bin" ] || continue
   names="$names ${bin##*/fuzz_}"
   if [ "${FUZZ_PARALLEL:-0}" = 1 ]; then
