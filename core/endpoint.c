@@ -144,8 +144,8 @@ static void layout_of(const pure_link_config *c, layout *l) {
     at = align_up(at + (size_t)c->peers_most * sizeof(pl_peer));
     l->runs = at;
     at = align_up(at + (size_t)c->runs_most * sizeof(pl_run));
-    l->memo = at;
-    at = align_up(at + pl_memo_slots(c) * sizeof(pl_memo_mirror));
+    l->memo = at;  /* the mirror of the memo's slots, when there is a memo */
+    at = align_up(at + (c->memo_enabled ? pl_memo_slots(c) : 0) * sizeof(pl_memo_mirror));
     l->key_entries = pl_key_cache_entries(c);
     l->key_build = at;
     at = align_up(at + (size_t)l->key_entries * 8);
@@ -256,13 +256,16 @@ pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_con
     layout_of(&c, &l);
     if (memory_bytes < l.total) return NULL;
     /* Only what is read before it is written is cleared: the endpoint but its event slots,
-     * the senders, the memo mirror and the key cache's marks.  An event slot is written when
-     * pushed (event.c), peers and run slots are cleared one by one when first taken (loops
-     * stop at peers_used and runs_used), and the buffers are written before they are read,
-     * so the untouched pages of a lazily mapped block stay unmapped. */
+     * the senders, the memo mirror and the key cache's marks (here), and the keys of the
+     * three maps (pl_map_init).  An event slot is written when pushed (event.c), peers and
+     * run slots are cleared one by one when first taken (loops stop at peers_used and
+     * runs_used), a map's values are read only under a key, the run heap only below its
+     * count, a free stack only where a block was given back (pl_blocks), and the buffers
+     * are written before they are read: the untouched pages of a lazily mapped block stay
+     * unmapped. */
     memset(memory, 0, offsetof(pure_link, events));
     memset((uint8_t *)memory + offsetof(pure_link, ev_head), 0, l.peers - offsetof(pure_link, ev_head));
-    memset((uint8_t *)memory + l.memo, 0, l.pool_free - l.memo);
+    memset((uint8_t *)memory + l.memo, 0, l.peer_keys - l.memo);
     pure_link *pl = memory;
     pl->magic = PL_MAGIC;
     pl->config = c;

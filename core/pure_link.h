@@ -176,8 +176,9 @@ PURE_LINK_API void pure_link_config_default(pure_link_config *config);
  * tables (packets_in_flight_most x 96 B, send_queue_records x 8 B) and 10 KiB.  Each datagram
  * finds its peer and run slot through two indexes of 12 B slots, 4 to 8 slots per peer and
  * per run slot (at most a quarter of the slots taken, so a lookup reads at most 64 of them),
- * and the next deadline comes from a heap of 4 B per run slot.  `make bench` prints the
- * figures for four configs. */
+ * and the next deadline comes from a heap of 4 B per run slot.  With memo_enabled the
+ * endpoint also mirrors the memo's slots: 24 B per peer and 24 KiB for the side slots.
+ * `make bench` prints the figures for four configs. */
 PURE_LINK_API size_t pure_link_size(const pure_link_config *config);
 
 typedef struct pure_link pure_link; /* opaque; lives in caller memory */

@@ -108,19 +108,24 @@ static void fp_region_add(fp_side *s, const uint8_t *from, const uint8_t *to) {
 
 /* The parts of the block pure_link_init leaves as they are, which the core writes before it
  * reads (endpoint.c, layout_of and pure_link_init): the event slots (written when pushed),
- * peers and run slots (each cleared when taken), the receive pool's blocks and hand-over
- * ring, the expanded keys (built before use), the borrowed hole tables (filled when
- * borrowed) and the send pool.  Not the free stacks and the pool's map, which init sets,
- * nor a sender's packet table, which it clears when its run starts and then reads as
- * cleared. */
+ * peers and run slots (each cleared when taken), the run heap (read below its count) and
+ * the free stacks (read where a block was given back), the receive pool's blocks and
+ * hand-over ring, the expanded keys (built before use), the borrowed hole tables (filled
+ * when borrowed) and the send pool.  Not the maps' keys, which init clears, nor a sender's
+ * packet table, which it clears when its run starts and then reads as cleared. */
 static void fp_regions_find(fp_side *s) {
     const pure_link *pl = s->pl;
     s->regions = 0;
     fp_region_add(s, (const uint8_t *)pl->events, (const uint8_t *)&pl->ev_head); /* slots written when pushed */
     fp_region_add(s, (const uint8_t *)pl->peers, (const uint8_t *)pl->memo_mirror);
-    if (pl->pool.store.blocks > 0) fp_region_add(s, pl->pool.store.bytes, pl->pool.stage + PL_STAGE_BYTES);
-    fp_region_add(s, (const uint8_t *)pl->keys.ctx, (const uint8_t *)pl->hole_tables.free_stack);
-    fp_region_add(s, (const uint8_t *)pl->hole_store, (const uint8_t *)pl->send_store.free_stack);
+    if (pl->pool.store.blocks > 0) {
+        fp_region_add(s, (const uint8_t *)pl->run_heap, (const uint8_t *)(pl->pool.store.free_stack + pl->pool.store.blocks));
+        fp_region_add(s, pl->pool.store.bytes, pl->pool.stage + PL_STAGE_BYTES);
+    }
+    /* The expanded keys, the hole tables and their stack, the send pool's stack: up to the
+     * senders' own tables, or to the send pool where there are none. */
+    const uint8_t *tables = pl->config.senders_most > 0 ? (const uint8_t *)pl->senders[0].block_table : pl->send_store.bytes;
+    fp_region_add(s, (const uint8_t *)pl->keys.ctx, tables);
     fp_region_add(s, pl->send_store.bytes, s->mem + s->bytes); /* the send pool ends the block */
 }
 

@@ -206,6 +206,13 @@ static void init_leaves_unused_slots_alone(void) {
     const uint8_t *first_run = (const uint8_t *)&pl->runs[0], *last_peer = (const uint8_t *)&pl->peers[39];
     for (size_t i = 0; i < sizeof(pl_run) * 4000; i += 997) CHECK(first_run[i] == 0xa5);
     for (size_t i = 0; i < sizeof(pl_peer); i++) CHECK(last_peer[i] == 0xa5);
+    /* Nor does init write the free stacks, the indexes' values or the run heap. */
+    const uint32_t poison = 0xa5a5a5a5u;
+    CHECK(pl->pool.store.blocks > 1000 && pl->pool.store.free_stack[0] == poison);
+    CHECK(pl->pool.store.free_stack[pl->pool.store.blocks - 1] == poison);
+    CHECK(pl->hole_tables.free_stack[pl->hole_tables.blocks - 1] == poison);
+    CHECK(pl->run_index.values[pl->run_index.mask] == poison && pl->peer_index.values[0] == poison);
+    CHECK(pl->run_heap[0] == poison && pl->run_heap[3999] == poison);
     CHECK(pure_link_stored(pl, 3999, 1, 0) == PURE_LINK_ERR_NOT_FOUND);
     CHECK(pure_link_stream_answer(pl, 0, 0, 0, 0) == PURE_LINK_ERR_NOT_FOUND);
     uint8_t key[32] = {0};
@@ -216,6 +223,76 @@ static void init_leaves_unused_slots_alone(void) {
     free(mem);
 }
 
-TEST_MAIN(TEST_CASE(init_leaves_unused_slots_alone), TEST_CASE(key_cache_entries_follow_the_config), TEST_CASE(key_cache_full_takes_one_entry_back),
+/* Without a memo the endpoint keeps no mirror of its slots: turning the memo on adds the
+ * mirror's bytes (one entry per side slot and per peer), no more than alignment beside. */
+static void memo_mirror_only_with_a_memo(void) {
+    pure_link_config off = {.senders_most = PURE_LINK_NONE, .peers_most = 40, .runs_most = 400}, on = off;
+    on.memo_enabled = 1;
+    size_t mirror = (PURE_LINK_MEMO_SIDE_SLOTS + 40) * sizeof(pl_memo_mirror);
+    size_t a = pure_link_size(&off), b = pure_link_size(&on);
+    CHECK(a > 0 && b >= a + mirror && b < a + mirror + PURE_LINK_ALIGN);
+}
+
+/* A block store hands out the blocks nobody has taken in ascending order and a block given
+ * back before them, as a stack filled at init would, though init writes none of its
+ * entries: a poisoned stack never yields the poison, and only entries of given-back blocks
+ * are written. */
+static void blocks_come_out_of_an_unwritten_stack(void) {
+    enum { BLOCKS = 8 };
+    uint32_t stack[BLOCKS];
+    for (int i = 0; i < BLOCKS; i++) stack[i] = 0xa5a5a5a5u;
+    pl_blocks b = {.free_stack = stack, .blocks = BLOCKS};
+    pl_blocks_init(&b);
+    CHECK_EQ_U(b.free_count, BLOCKS);
+    for (int i = 0; i < BLOCKS; i++) CHECK(stack[i] == 0xa5a5a5a5u);
+    CHECK_EQ_U(pl_blocks_take(&b), 0);
+    CHECK_EQ_U(pl_blocks_take(&b), 1);
+    CHECK_EQ_U(pl_blocks_take(&b), 2);
+    pl_blocks_give(&b, 1);
+    CHECK(stack[BLOCKS - 3] == 1 && stack[BLOCKS - 4] == 0xa5a5a5a5u);
+    CHECK_EQ_U(pl_blocks_take(&b), 1);  /* the given-back block first */
+    CHECK_EQ_U(pl_blocks_take(&b), 3);  /* then the lowest never taken */
+    pl_blocks_give(&b, 0), pl_blocks_give(&b, 2);
+    CHECK_EQ_U(pl_blocks_take(&b), 2);
+    CHECK_EQ_U(pl_blocks_take(&b), 0);
+    for (uint32_t k = 4; k < BLOCKS; k++) CHECK_EQ_U(pl_blocks_take(&b), k);
+    CHECK_EQ_U(b.free_count, 0);
+    CHECK_EQ_U(b.used_peak, BLOCKS);
+    for (uint32_t k = 0; k < BLOCKS; k++) pl_blocks_give(&b, (k * 3) % BLOCKS);  /* every block */
+    for (int k = BLOCKS - 1; k >= 0; k--) CHECK_EQ_U(pl_blocks_take(&b), ((uint32_t)k * 3) % BLOCKS);
+}
+
+/* A transfer between endpoints set up in memory full of 0xa5 (ll_restart before the first
+ * datagram): records of one to three blocks over a lossy link all arrive once and in order,
+ * so nothing init left unwritten is read as state. */
+static void transfer_over_poisoned_memory(void) {
+    pure_link_config tx = {.peers_most = PURE_LINK_NONE, .senders_most = 2};
+    pure_link_config rx = {.senders_most = PURE_LINK_NONE, .peers_most = 2, .runs_most = 8};
+    ll_net n;
+    ll_init(&n, 11, 2000000);
+    n.loss_ppm = 20000;
+    int a = ll_node_add(&n, &tx), b = ll_node_add(&n, &rx);
+    CHECK(ll_restart(&n, a) == 0 && ll_restart(&n, b) == 0);
+    CHECK(ll_wire(&n, b, a, "*") == 0);
+    static uint8_t rec[40000];
+    enum { STREAMS = 2, COUNT = 60 };
+    for (int i = 0; i < STREAMS; i++) {
+        char source[16];
+        snprintf(source, sizeof source, "out%d", i);
+        CHECK(ll_link(&n, a, b, source, "in", 1) == i);
+        for (int k = 0; k < COUNT; k++) {
+            memset(rec, k + i, sizeof rec);
+            CHECK(pure_link_send(n.node[a].pl, i, rec, 100 + (size_t)k * 661, 0) == k);
+        }
+    }
+    ll_run(&n, 60ull * 1000000000ull, NULL, NULL);
+    CHECK_EQ_U(n.node[b].records_delivered, STREAMS * COUNT);
+    CHECK_EQ_U(n.node[b].duplicates, 0);
+    CHECK_EQ_U(n.node[b].out_of_order, 0);
+    ll_free(&n);
+}
+
+TEST_MAIN(TEST_CASE(init_leaves_unused_slots_alone), TEST_CASE(memo_mirror_only_with_a_memo),
+          TEST_CASE(blocks_come_out_of_an_unwritten_stack), TEST_CASE(transfer_over_poisoned_memory), TEST_CASE(key_cache_entries_follow_the_config), TEST_CASE(key_cache_full_takes_one_entry_back),
           TEST_CASE(hole_tables_follow_the_config), TEST_CASE(hole_tables_all_lent),
           TEST_CASE(one_run_entry_for_three_runs))
