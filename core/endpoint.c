@@ -89,6 +89,7 @@ typedef struct layout {
     size_t peer_slots, peer_keys, peer_values, run_slots, run_keys, run_values, run_heap;  /* indexes */
     uint32_t key_entries, hole_tables;
     size_t key_build, key_used, key_ctx, hole_free, hole_store;  /* key cache, hole tables */
+    size_t cleared_end;                    /* init clears [memo, cleared_end): mirror, key marks */
     size_t sender_each, sender_extra;      /* per-sender storage, after the arrays */
     uint32_t blocks;                       /* of the receive pool */
     size_t map_size, pool_free, pool_map_key, pool_map_block, pool_queue, pool_bytes, stage;
@@ -151,6 +152,7 @@ static void layout_of(const pure_link_config *c, layout *l) {
     at = align_up(at + (size_t)l->key_entries * 8);
     l->key_used = at;
     at = align_up(at + l->key_entries);
+    l->cleared_end = at;
     at = layout_indexes(c, l, at);
     at = layout_pool(c, l, at);
     /* Written before they are read: beyond the part init clears. */
@@ -265,7 +267,7 @@ pure_link *pure_link_init(void *memory, size_t memory_bytes, const pure_link_con
      * unmapped. */
     memset(memory, 0, offsetof(pure_link, events));
     memset((uint8_t *)memory + offsetof(pure_link, ev_head), 0, l.peers - offsetof(pure_link, ev_head));
-    memset((uint8_t *)memory + l.memo, 0, l.peer_keys - l.memo);
+    memset((uint8_t *)memory + l.memo, 0, l.cleared_end - l.memo);
     pure_link *pl = memory;
     pl->magic = PL_MAGIC;
     pl->config = c;

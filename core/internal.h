@@ -365,16 +365,16 @@ typedef struct pl_lost_notice {
 #define PL_STAGE_BYTES  (PURE_LINK_RECORD_MOST + 64u * 1024u) /* hand-over ring: one largest record */
 #define PL_POOL_BYTES_LEAST ((PURE_LINK_RECORD_MOST / PL_BLOCK_BYTES + 2u) * PL_BLOCK_BYTES) /* one record */
 
-/* Blocks of PL_BLOCK_BYTES handed out from a free stack (the receive and the send pool). */
-/* The free blocks are free_stack[0, free_count), taken from the top.  Its first never_taken
- * entries are never written: entry i stands for block blocks - 1 - i, so the blocks nobody
- * has taken yet come out in ascending order, as from a stack filled at init, without init
+/* Blocks of PL_BLOCK_BYTES handed out from a free stack (the receive and the send pool):
+ * free_stack[0, free_count), taken from the top.  Its first never_taken entries are
+ * implicit, never written: entry i stands for block blocks - 1 - i, so the blocks nobody has
+ * taken yet come out in ascending order, as from a stack filled at init, without init
  * writing 4 bytes per block (64 KiB for a 256 MiB pool) that may never be read. */
 typedef struct pl_blocks {
     uint8_t *bytes;                        /* blocks * PL_BLOCK_BYTES */
-    uint32_t *free_stack;                  /* free block numbers, from never_taken on */
+    uint32_t *free_stack;                  /* free block numbers, written from never_taken on */
     uint32_t blocks, free_count;
-    uint32_t never_taken;                  /* entries of free_stack that stand for themselves */
+    uint32_t never_taken;                  /* implicit entries at the stack's bottom */
     uint32_t used_peak;                    /* most blocks ever taken at once */
 } pl_blocks;
 
@@ -384,13 +384,9 @@ static inline void pl_blocks_init(pl_blocks *b) {
 
 static inline uint32_t pl_blocks_take(pl_blocks *b) {
     assert(b->free_count > 0 && b->never_taken <= b->free_count);
-    uint32_t at = --b->free_count, block;
-    if (at < b->never_taken) {  /* then at is never_taken - 1: the lowest block not yet taken */
-        b->never_taken = at;
-        block = b->blocks - 1 - at;
-    } else {
-        block = b->free_stack[at];
-    }
+    uint32_t block = b->free_count > b->never_taken ? b->free_stack[b->free_count - 1]  /* given back */
+                                                    : b->blocks - b->never_taken--;     /* never taken */
+    b->free_count--;
     if (b->blocks - b->free_count > b->used_peak) b->used_peak = b->blocks - b->free_count;
     assert(block < b->blocks);
     return block;
