@@ -1,6 +1,6 @@
 # pure-link build.  Everything goes under build/.  See README.md for the two commands.
 #   make            library (static + shared), tools
-#   make test       every test, last line "N passed, N failed"   (T=pattern runs a subset)
+#   make test       every test, last line "N passed, N failed, N skipped"   (T=pattern runs a subset)
 #   make demo       a record transfer over a lossy simulated path
 #   make bench      benchmarks that print figures (never timed assertions)
 #   make install    PREFIX=/usr/local DESTDIR=

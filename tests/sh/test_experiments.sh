@@ -2,7 +2,7 @@
 # pure-link-sim m6 | share | credit | sweep | plot on short runs (1-2 s virtual each, so
 # bounded): the JSON lines have every field the README names, one per case; the figures do
 # not depend on how many worker processes ran them; the sweep's CSV has its columns; the
-# plots are SVG and PNG files (skipped, with a line that says so, only without gnuplot).
+# plots are SVG and PNG files (without gnuplot the case ends skipped, exit 77, after the rest).
 set -eu
 sim=${B:-build}/pure-link-sim
 out=$(mktemp -d)
@@ -67,8 +67,8 @@ if failed:
     print("failed:", failed); sys.exit(1)
 PY
 if ! command -v gnuplot >/dev/null 2>&1; then
-    echo "SKIP plots: gnuplot is not installed and scripts/deps.sh could not install it"
-    exit 0
+    echo "skipped: the plots (gnuplot is not installed and scripts/deps.sh could not install it)"
+    exit 77
 fi
 $sim sim/scenarios/plot-lossy-bulk.conf --quiet --set "duration: 2s" --trace "$out/t.qlog" > /dev/null
 $sim plot "$out/t.qlog" 2> /dev/null

@@ -257,10 +257,7 @@ static void gcm_vectors_on(int path) {
 }
 
 static void gcm_vectors_fast(void) {
-    if (!pl_gcm_fast_supported()) {
-        fprintf(stderr, "  (this CPU has no AES-NI/PCLMULQDQ: fast path not tested)\n");
-        return;
-    }
+    if (!pl_gcm_fast_supported()) SKIP("this CPU has no AES-NI/PCLMULQDQ: the fast path is not tested");
     gcm_vectors_on(PL_GCM_PATH_FAST);
 }
 

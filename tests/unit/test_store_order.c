@@ -290,9 +290,8 @@ static void driver_claims_after_syncs(int (*io_open)(pl_io **, const pl_io_optio
     pp_result r;
     CHECK(pp_transfer(&o, &r) == 0 || r.open_error != 0);
     if (r.open_error != 0 && io_open != NULL) {
-        printf("io_uring refused here (%s): the POSIX case stands alone\n", r.why);
         pl_store_close(s);
-        return;
+        SKIP(r.why);  /* io_uring refused here: the POSIX case stands alone */
     }
     if (!r.ok) fprintf(stderr, "  %s\n", r.why);
     CHECK(r.ok);
