@@ -1,7 +1,9 @@
 /* main.c: the `pure-link` command-line tool: keygen, pub, recv, send, help. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tool.h"
 
@@ -37,6 +39,9 @@ static const char overview[] =
     "    A key file holds the raw X25519 secret key (32 bytes, spec/crypto.md) as 64\n"
     "    lowercase hex digits and a newline, and must not be readable by others (chmod 600);\n"
     "    pure-link pub prints the public key derived from it.\n"
+    "\n"
+    "    A standard input, output or error that is closed at start is opened onto /dev/null\n"
+    "    first, so that no socket or file of the tool's own takes its place.\n"
     "\n"
     "STATISTICS\n"
     "    --stats writes one JSON object on exit: command, seconds, cpu_seconds; endpoint\n"
@@ -164,7 +169,25 @@ static int help(const char *topic) {
     return TOOL_OK;
 }
 
+/* A closed 0, 1 or 2 would be the next socket or file opened, which then reads itself as
+ * stdin or takes log lines as data: each one closed is opened onto /dev/null, as daemons do.
+ * Returns 0, or -1 when /dev/null cannot be opened (nothing may be said then: stderr may be
+ * the one missing). */
+static int std_fds_open(void) {
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0) continue;
+        int got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (got < 0) return -1;
+        if (got != fd) { /* a lower one was closed too and is open now: not possible in order */
+            close(got);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (std_fds_open() != 0) return TOOL_ERR_SYSTEM;
     if (argc < 2) {
         tool_log("a command is needed: keygen, pub, recv, send or help");
         return TOOL_ERR_USAGE;
