@@ -55,7 +55,9 @@ typedef struct pl_store pl_store;
  * claimed), and reads the memo.  Returns 0, or a negative errno with one line in err
  * (NUL-terminated) naming the path and the cause.  It sets SIGXFSZ to SIG_IGN when it is
  * at its default, so that a file-size limit is an EFBIG error, not a kill, and raises the
- * soft RLIMIT_NOFILE to the hard one: every stream keeps its file open. */
+ * soft RLIMIT_NOFILE to the hard one: every stream keeps its file open.  It locks each
+ * input directory and the memo first (flock of a lock file, STORE.md "Files"); one that
+ * another process holds is -EWOULDBLOCK, with its holder's process id in the line. */
 int pl_store_open(pl_store **out, const pl_store_config *config, char *err, size_t err_len);
 /* Closes every file (not while a batch is open); the caller commits first if it wants the
  * last records durable.  Records appended and not committed are not claimed before the

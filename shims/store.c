@@ -99,8 +99,21 @@ static int input_recover(pl_store *s, st_input *in, char *err, size_t err_len) {
     return rc;
 }
 
+/* Two inputs may share neither a name nor a directory (their stream files would mix): the
+ * input `in` against those opened before it. */
+static int input_distinct(const pl_store *s, const st_input *x, char *err, size_t err_len) {
+    for (const st_input *y = s->inputs; y < x; y++) {
+        struct stat a, b;
+        if (strcmp(x->name, y->name) == 0) return st_err(err, err_len, -EINVAL, "store: input %s is named twice", x->name);
+        if (fstat(x->dir_fd, &a) == 0 && fstat(y->dir_fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+            return st_err(err, err_len, -EINVAL, "store: inputs %s and %s share the directory %s", y->name, x->name,
+                          x->dir);
+    }
+    return 0;
+}
+
 static int input_open(pl_store *s, st_input *in, const pl_store_input *cfg, char *err, size_t err_len) {
-    in->dir_fd = -1;  /* (closed by pl_store_close even when this fails early) */
+    in->dir_fd = in->lock_fd = -1;  /* (closed by pl_store_close even when this fails early) */
     size_t len = cfg->name ? strlen(cfg->name) : 0;
     if (len < 1 || len > PURE_LINK_NAME_MOST || strchr(cfg->name, '\n') != NULL)
         return st_err(err, err_len, -EINVAL, "store: input name \"%s\" must be 1..%u bytes without a newline",
@@ -116,22 +129,13 @@ static int input_open(pl_store *s, st_input *in, const pl_store_input *cfg, char
     if (rc != 0) return st_err(err, err_len, rc, "%s: create directory: %s", cfg->dir, strerror(-rc));
     in->dir_fd = open(cfg->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (in->dir_fd < 0) return st_err(err, err_len, -errno, "%s: open directory: %s", cfg->dir, strerror(errno));
+    if ((rc = input_distinct(s, in, err, err_len)) != 0) return rc;
+    /* Before recovery, which cuts what another receiver may be writing. */
+    char shown[PATH_MAX];
+    snprintf(shown, sizeof shown, "%s/%s", cfg->dir, ST_LOCK_NAME);
+    in->lock_fd = st_lock_take(in->dir_fd, ST_LOCK_NAME, shown, "this store directory", err, err_len);
+    if (in->lock_fd < 0) return in->lock_fd;
     return input_recover(s, in, err, err_len);
-}
-
-/* Two inputs may share neither a name nor a directory (their stream files would mix). */
-static int inputs_distinct(const pl_store *s, char *err, size_t err_len) {
-    for (size_t i = 0; i < s->inputs_len; i++)
-        for (size_t k = 0; k < i; k++) {
-            struct stat a, b;
-            const st_input *x = &s->inputs[i], *y = &s->inputs[k];
-            if (strcmp(x->name, y->name) == 0)
-                return st_err(err, err_len, -EINVAL, "store: input %s is named twice", x->name);
-            if (fstat(x->dir_fd, &a) == 0 && fstat(y->dir_fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-                return st_err(err, err_len, -EINVAL, "store: inputs %s and %s share the directory %s", y->name, x->name,
-                              x->dir);
-        }
-    return 0;
 }
 
 int pl_store_open(pl_store **out, const pl_store_config *config, char *err, size_t err_len) {
@@ -142,7 +146,7 @@ int pl_store_open(pl_store **out, const pl_store_config *config, char *err, size
     pl_store *s = calloc(1, sizeof *s);
     if (s == NULL) return st_err(err, err_len, -ENOMEM, "store: out of memory");
     s->file_bytes_most = config->file_bytes_most ? config->file_bytes_most : PL_STORE_FILE_BYTES_MOST;
-    s->memo.fd = -1;
+    s->memo.fd = s->memo.lock_fd = -1;
     struct sigaction sa;
     if (sigaction(SIGXFSZ, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) signal(SIGXFSZ, SIG_IGN);
     struct rlimit files;  /* one descriptor per stream: up to 1,024 per input */
@@ -156,7 +160,6 @@ int pl_store_open(pl_store **out, const pl_store_config *config, char *err, size
         s->inputs_len = i + 1;
         rc = input_open(s, &s->inputs[i], &config->inputs[i], err, err_len);
     }
-    if (rc == 0) rc = inputs_distinct(s, err, err_len);
     if (rc == 0) rc = st_memo_open(&s->memo, config->memo_path, config->memo_bytes, err, err_len);
     if (rc == 0 && s->dirty_cap == 0) rc = streams_room(s, 1);
     if (rc != 0) {
@@ -181,6 +184,7 @@ void pl_store_close(pl_store *s) {
         }
         free(in->streams);
         if (in->dir_fd >= 0) close(in->dir_fd);
+        if (in->lock_fd >= 0) close(in->lock_fd);
         free(in->dir);
     }
     free(s->inputs);

@@ -89,6 +89,13 @@ int st_write_all(int fd, const void *buf, size_t len, uint64_t off);
 int st_read_all(int fd, void *buf, size_t len, uint64_t off);
 /* Errors: every function that can fail returns a negative errno and writes one line. */
 int st_err(char *err, size_t err_len, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Takes the lock file `name` (under at_fd; `shown` in messages) with flock for as long as
+ * the returned descriptor is open, and writes this process's id into it.  Returns the
+ * descriptor, or -errno with one line; one held elsewhere is -EWOULDBLOCK, and the line
+ * names its holder's process id and says that another receiver uses `what`. */
+#define ST_LOCK_NAME "pure-link.lock"   /* in each input's directory */
+#define ST_LOCK_SUFFIX ".lock"          /* appended to the memo's path */
+int st_lock_take(int at_fd, const char *name, const char *shown, const char *what, char *err, size_t err_len);
 
 /* Creates a stream's file: its header under the temporary name (ST_NAME_TMP), no sync. */
 int st_stream_create(st_stream *st, int dir_fd, const char *dir, char *err, size_t err_len);
@@ -127,6 +134,7 @@ int st_index_checkpoint_now(st_stream *st, int dir_fd, char *err, size_t err_len
 typedef struct st_memo {
     char *path;
     int fd;               /* -1: no memo */
+    int lock_fd;          /* its lock file (st_lock_take), -1: none */
     size_t bytes;
     uint8_t *loaded;      /* the memo read at open, NULL if none */
     uint64_t *tokens_next, *tokens_batch;  /* MEMO_WRITE tokens waiting / in the open batch */
@@ -153,6 +161,7 @@ typedef struct st_input {
     uint64_t shape;
     char *dir;
     int dir_fd;
+    int lock_fd;            /* the directory's lock file (st_lock_take), -1: none */
     st_stream **streams;    /* at most PL_STORE_STREAMS_PER_INPUT_MOST */
     size_t streams_len;
     uint8_t dir_in_batch;   /* its fsync is in the open batch */

@@ -4,6 +4,8 @@
  * checksummed) makes a torn or lost write safe; the file only has to exist at its size. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,9 +34,15 @@ static int all_zero(const uint8_t *p, size_t n) {
  * configuration, which the core could not load: it is cleared to the new size. */
 int st_memo_open(st_memo *m, const char *path, size_t bytes, char *err, size_t err_len) {
     memset(m, 0, sizeof *m);
-    m->fd = -1;
+    m->fd = m->lock_fd = -1;
     if (path == NULL || bytes == 0) return 0;
     if ((m->path = strdup(path)) == NULL) return st_err(err, err_len, -ENOMEM, "%s: out of memory", path);
+    /* Before the memo is read or resized: another receiver may be writing it. */
+    char lock[PATH_MAX];
+    if (snprintf(lock, sizeof lock, "%s%s", path, ST_LOCK_SUFFIX) >= (int)sizeof lock)
+        return st_err(err, err_len, -ENAMETOOLONG, "%s: the path is too long", path);
+    m->lock_fd = st_lock_take(AT_FDCWD, lock, lock, "this memo", err, err_len);
+    if (m->lock_fd < 0) return m->lock_fd;
     m->bytes = bytes;
     int created = access(path, F_OK) != 0;
     m->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);  /* it holds epoch secrets */
@@ -92,10 +100,11 @@ int st_memo_batch_close(st_memo *m) {
 
 void st_memo_close(st_memo *m) {
     if (m->fd >= 0) close(m->fd);
+    if (m->lock_fd >= 0) close(m->lock_fd);
     free(m->path);
     free(m->loaded);
     free(m->tokens_next);
     free(m->tokens_batch);
     memset(m, 0, sizeof *m);
-    m->fd = -1;
+    m->fd = m->lock_fd = -1;
 }

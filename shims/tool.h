@@ -15,7 +15,7 @@
 
 enum {
     TOOL_OK = 0,          /* send: every record stored; recv: stopped by a signal, cleanly */
-    TOOL_ERR_SYSTEM = 1,  /* the system said no: socket, address in use, full disk, I/O */
+    TOOL_ERR_SYSTEM = 1,  /* the system said no: socket, address in use, full disk, I/O, a lock held */
     TOOL_ERR_USAGE = 2,   /* an unknown option, a missing or malformed argument */
     TOOL_ERR_FILE = 3,    /* a key file or config file is missing, malformed or too open */
     TOOL_ERR_REFUSED = 4, /* send: the receiver refused the stream until --deadline */

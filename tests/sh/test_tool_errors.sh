@@ -49,7 +49,8 @@ expect 3 "no 'input' line" $P recv --key "$work/r.key" --config "$work/c4.conf"
 # address in use (1)
 printf 'peer %s *\ninput logs 1 %s\n' "$SP" "$work/store" > "$work/r.conf"
 start_recv busy --config "$work/r.conf" --listen 127.0.0.1:0
-$P recv --key "$work/r.key" --config "$work/r.conf" --listen 127.0.0.1:$port --no-progress > /dev/null 2> "$work/err"
+printf 'peer %s *\ninput logs 1 %s\n' "$SP" "$work/store-busy" > "$work/r-busy.conf"  # the store is locked
+$P recv --key "$work/r.key" --config "$work/r-busy.conf" --listen 127.0.0.1:$port --no-progress > /dev/null 2> "$work/err"
 got=$?
 [ "$got" = 1 ] || fail "address in use exited $got"
 grep -q "Address already in use" "$work/err" || fail "address in use: $(cat "$work/err")"
