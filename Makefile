@@ -3,7 +3,8 @@
 #   make test       every test, last line "N passed, N failed, N skipped"   (T=pattern runs a subset)
 #   make demo       a record transfer over a lossy simulated path
 #   make bench      benchmarks that print figures (never timed assertions)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR=  (libraries, headers, .pc, the tool, its manual
+#                   and the receiver's systemd unit)
 
 VERSION      := 0.1.0
 SOVERSION    := 1
@@ -25,6 +26,16 @@ SIM_OBJ  := $(SIM_SRC:%.c=$(B)/%.o)
 SHIM_SRC := $(filter-out shims/main.c shims/example_%.c,$(wildcard shims/*.c))
 SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/%.o)
 SHIM_A   := $(B)/libpurelinkshim.a
+# The installed shims library: the driver, the socket backends and the store (pl_driver.h,
+# pl_io.h, pl_store.h, pl_uring.h), without the tool's own pieces (tool_*.c).
+SHIMS_LIB_OBJ := $(filter-out $(B)/shims/tool_%.o,$(SHIM_OBJ))
+SHIMS_LIB_A   := $(B)/libpurelink-shims.a
+SHIMS_LIB_SO  := $(B)/libpurelink-shims.so.$(VERSION)
+SHIMS_HEADERS := shims/pl_driver.h shims/pl_io.h shims/pl_store.h shims/pl_uring.h
+# The manual: man/*.scd rendered by scdoc(1) at install; the tool's help is generated from
+# the same text at build time (tools/scd2help.awk, needs only awk).
+MAN_PAGES := $(B)/man/pure-link.1 $(B)/man/pure_link.3
+HELP_H    := $(B)/gen/pure-link-help.h
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 BENCH_SRC := $(wildcard tests/bench/bench_*.c)
@@ -39,7 +50,7 @@ TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
 
 .PHONY: all deps test demo bench install clean check-pure vectors fuzz campaign install-wireshark
 .PHONY: fuzz-long fuzz-corpus deps-fuzz deps-bench test-asan
-all: deps $(LIB_A) $(LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors $(B)/packet_vectors
+all: deps $(LIB_A) $(LIB_SO) $(SHIMS_LIB_A) $(SHIMS_LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors $(B)/packet_vectors
 
 deps:
 	@sh scripts/deps.sh
@@ -54,10 +65,11 @@ $(B)/sim/%.o: sim/%.c $(HEADERS) | deps
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"
 	@$(CC) $(TOOL_CFLAGS) -c $< -o $@
+# -fPIC: the same objects make the shared shims library.
 $(B)/shims/%.o: shims/%.c $(HEADERS) | deps
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"
-	@$(CC) $(TOOL_CFLAGS) -c $< -o $@
+	@$(CC) $(TOOL_CFLAGS) -fPIC -c $< -o $@
 
 $(LIB_A): $(CORE_OBJ)
 	@rm -f $@
@@ -73,6 +85,27 @@ $(SHIM_A): $(SHIM_OBJ)
 	@rm -f $@
 	@ar rcs $@ $^
 
+$(SHIMS_LIB_A): $(SHIMS_LIB_OBJ)
+	@rm -f $@
+	@ar rcs $@ $^
+
+$(SHIMS_LIB_SO): $(SHIMS_LIB_OBJ) $(LIB_SO)
+	@echo "  LINK  $@"
+	@$(CC) -shared -Wl,-soname,libpurelink-shims.so.$(SOVERSION) -o $@ $(SHIMS_LIB_OBJ) -L$(B) -lpurelink -luring -lpthread
+	@ln -sf libpurelink-shims.so.$(VERSION) $(B)/libpurelink-shims.so.$(SOVERSION)
+	@ln -sf libpurelink-shims.so.$(SOVERSION) $(B)/libpurelink-shims.so
+
+$(HELP_H): man/pure-link.1.scd tools/scd2help.awk
+	@mkdir -p $(dir $@)
+	@echo "  GEN   $@"
+	@awk -f tools/scd2help.awk man/pure-link.1.scd > $@.tmp && mv $@.tmp $@
+
+$(B)/man/%: man/%.scd
+	@sh scripts/deps.sh man
+	@mkdir -p $(dir $@)
+	@echo "  MAN   $@"
+	@scdoc < $< > $@.tmp && mv $@.tmp $@
+
 $(SIM_A): $(SIM_OBJ)
 	@rm -f $@
 	@ar rcs $@ $^
@@ -81,9 +114,9 @@ $(SIM_BIN): sim/main.c $(SIM_A) $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ sim/main.c $(SIM_A) $(LIB_A) $(LIBS)
 
-$(B)/pure-link: shims/main.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
+$(B)/pure-link: shims/main.c $(HELP_H) $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -o $@ shims/main.c $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -luring -lpthread
+	@$(CC) $(TOOL_CFLAGS) -I$(B)/gen -o $@ shims/main.c $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -luring -lpthread
 
 $(B)/tests/%: tests/unit/%.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -295,14 +328,27 @@ bench: all deps-bench $(BENCH_BIN) $(LOAD_BIN)
 	@echo "== sim/share.sh (share next to one TCP CUBIC flow)"
 	@sh sim/share.sh
 
-install: $(LIB_A) $(LIB_SO)
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
+# Paths the installed files name (the .pc files, the unit's ExecStart) are PREFIX's;
+# DESTDIR only stages them.
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+MAN_DIR          ?= $(PREFIX)/share/man
+install: $(LIB_A) $(LIB_SO) $(SHIMS_LIB_A) $(SHIMS_LIB_SO) $(TOOL_BIN) $(MAN_PAGES)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(MAN_DIR)/man1 $(DESTDIR)$(MAN_DIR)/man3 \
+	  $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	install -m 644 $(LIB_A) $(SHIMS_LIB_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB_SO) $(SHIMS_LIB_SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libpurelink.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libpurelink.so.$(SOVERSION)
 	ln -sf libpurelink.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libpurelink.so
-	install -m 644 core/pure_link.h $(DESTDIR)$(PREFIX)/include/
+	ln -sf libpurelink-shims.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libpurelink-shims.so.$(SOVERSION)
+	ln -sf libpurelink-shims.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libpurelink-shims.so
+	install -m 644 core/pure_link.h $(SHIMS_HEADERS) $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' pure-link.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pure-link.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' pure-link-shims.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pure-link-shims.pc
+	install -m 755 $(TOOL_BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(B)/man/pure-link.1 $(DESTDIR)$(MAN_DIR)/man1/
+	install -m 644 $(B)/man/pure_link.3 $(DESTDIR)$(MAN_DIR)/man3/
+	sed -e 's|@PREFIX@|$(PREFIX)|' dist/pure-link-recv@.service.in > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/pure-link-recv@.service
 
 clean:
 	rm -rf $(B) build-asan

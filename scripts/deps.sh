@@ -26,6 +26,13 @@ if [ "${1:-}" = wireshark ]; then
   have_header wireshark/epan/packet.h || need="$need wireshark-dev"
   have_header gcrypt.h              || need="$need libgcrypt20-dev"
 fi
+# `deps.sh man`: scdoc, which renders the manual (make install), and man-db, whose
+# `man -l` the install test reads the pages with.
+if [ "${1:-}" = man ]; then
+  need=""
+  command -v scdoc >/dev/null 2>&1 || need="$need scdoc"
+  command -v man >/dev/null 2>&1 || need="$need man-db"
+fi
 # `deps.sh bench`: valgrind, whose callgrind counts the core's instructions (make bench).
 if [ "${1:-}" = bench ]; then
   need=""

@@ -32,8 +32,11 @@ enum {
 #define TOOL_EPOCH_NS_LEAST 1000000ull              /* 1 ms */
 #define TOOL_EPOCH_NS_MOST PURE_LINK_DURATION_NS_MOST /* 24 h, what the core takes */
 
-/* One line on stderr: "pure-link CMD: message". */
+/* One line on stderr: "2026-12-03T22:10:04.123Z pure-link CMD: message"; without the time
+ * when JOURNAL_STREAM is set (under systemd, whose journal stamps every line). */
 void tool_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The time of a log line and its space, or "" under systemd, into buf (48 bytes). */
+const char *tool_log_stamp(char *buf, size_t len);
 void tool_set_command(const char *cmd);
 
 /* "16KiB", "1MiB", "1500", "2GB": bytes; returns 0 or -1 (with a message logged). */
@@ -55,17 +58,6 @@ typedef struct tool_link_options {
     int gso, gro;             /* 0 after --no-gso, --no-gro */
     int progress;             /* --progress, --no-progress (default: stderr is a terminal) */
 } tool_link_options;
-/* Their lines of `pure-link help send` and `help recv` (OPTIONS). */
-#define TOOL_LINK_OPTIONS_HELP \
-    "    --keylog FILE     write each epoch's secret (spec/keylog.md) to read captures\n" \
-    "    --qlog FILE       write a trace of packets and events (JSON text sequences)\n" \
-    "    --stats[=FILE]    write statistics as JSON on exit (default: stdout)\n" \
-    "    --progress        a progress line on stderr (the default on a terminal);\n" \
-    "                      --no-progress: none\n" \
-    "    --no-gso, --no-gro  send or receive one datagram per system call buffer\n" \
-    "    --io KIND         the socket backend: uring (io_uring), posix (epoll and\n" \
-    "                      recvmmsg/sendmmsg), or auto (the default: io_uring where the\n" \
-    "                      kernel allows it, else posix)\n"
 /* A command's own option `code` (its `val` in getopt's table) with its value: 0, or -1 with
  * one line logged. */
 typedef int tool_option_fn(void *ctx, int code, const char *arg);

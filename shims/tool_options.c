@@ -1,5 +1,5 @@
 /* tool_options.c: the command line of `pure-link send` and `pure-link recv`: the options
- * both take (tool_link_options in tool.h, their help in TOOL_LINK_OPTIONS_HELP), parsed in
+ * both take (tool_link_options in tool.h, their help in man/pure-link.1.scd), parsed in
  * one loop with each command's own, and the errors every option shares. */
 #define _GNU_SOURCE
 #include "tool.h"

@@ -9,18 +9,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 static const char *command = "pure-link";
 
 void tool_set_command(const char *cmd) { command = cmd; }
 
+/* "2026-12-03T22:10:04.123Z " (ISO 8601, UTC, milliseconds) into buf, or "" under systemd:
+ * journald stamps each line itself, and it sets JOURNAL_STREAM for the services whose
+ * stderr it reads. */
+const char *tool_log_stamp(char *buf, size_t len) {
+    buf[0] = 0;
+    if (getenv("JOURNAL_STREAM") != NULL) return buf;
+    struct timespec ts;
+    struct tm tm;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || gmtime_r(&ts.tv_sec, &tm) == NULL) return buf;
+    char day[32];
+    strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, len, "%s.%03ldZ ", day, ts.tv_nsec / 1000000);
+    return buf;
+}
+
 void tool_log(const char *fmt, ...) {
-    char line[1024];
+    char line[1024], stamp[48];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: %s\n", command, line);
+    fprintf(stderr, "%s%s: %s\n", tool_log_stamp(stamp, sizeof stamp), command, line);
 }
 
 typedef struct unit {
