@@ -363,8 +363,34 @@ static void schedule_wake(sim_world *w, sim_node *n) {
     sim_world_at(w, d, SIM_EV_WAKE, n->index, n->wake_gen, NULL);
 }
 
+/* A LOST goes out (its reply header carries a 1-byte packet number): the bound on LOST
+ * bytes per second (spec/protocol.md §7) is checked on these sums, over any second that
+ * starts at a multiple of 100 ms. */
+static void count_lost(sim_node *n, uint64_t now_ns, uint32_t len) {
+    uint64_t bin = now_ns / (100 * 1000 * 1000);
+    if (bin >= n->lost_bin_at + 10) memset(n->lost_bytes_bin, 0, sizeof n->lost_bytes_bin);
+    else
+        for (uint64_t b = n->lost_bin_at + 1; b <= bin; b++) n->lost_bytes_bin[b % 10] = 0;
+    n->lost_bin_at = bin;
+    n->lost_bytes_bin[bin % 10] += len;
+    n->lost_bytes_sent += len;
+    uint64_t sum = 0;
+    for (int i = 0; i < 10; i++) sum += n->lost_bytes_bin[i];
+    if (sum > n->lost_bytes_per_s_most) n->lost_bytes_per_s_most = sum;
+}
+
+/* A wake-up at `at_ns` at the latest. */
+static void wake_by(sim_world *w, sim_node *n, uint64_t at_ns) {
+    if (n->wake_pending && n->wake_ns <= at_ns) return;
+    n->wake_gen++;
+    n->wake_ns = at_ns;
+    n->wake_pending = 1;
+    sim_world_at(w, at_ns, SIM_EV_WAKE, n->index, n->wake_gen, NULL);
+}
+
 void sim_node_service(sim_world *w, sim_node *n) {
     const uint64_t now = w->engine.now_ns;
+    n->rx_unserved = 0;
     uint32_t pulled = 0;
     for (uint32_t round = 0;; round++) {
         if (!sim_node_up(n)) return;
@@ -404,6 +430,7 @@ void sim_node_service(sim_world *w, sim_node *n) {
             pkt->len = (uint32_t)len;
             n->datagrams_sent++;
             n->bytes_sent += (uint64_t)len;
+            if (len >= 2 && (pkt->bytes[1] & 0x80) && (pkt->bytes[1] & 0x30) == 0) count_lost(n, now, (uint32_t)len);
             if (w->watch) w->watch->on_send(w, n, &to, (uint32_t)len);
             sim_world_route(w, n->index, &to, pkt);
         }
@@ -430,6 +457,11 @@ void sim_node_on_arrival(sim_world *w, sim_node *n, sim_packet *pkt) {
     sim_packet_free(w, pkt);
     if (r != 0) {
         node_fatal(w, n, "pure_link_receive", r);
+        return;
+    }
+    /* A host that reads datagrams in batches (recvmmsg) pulls only after each batch. */
+    if (n->spec->rx_batch > 1 && ++n->rx_unserved < n->spec->rx_batch) {
+        wake_by(w, n, w->engine.now_ns + SIM_RX_BATCH_WAIT_NS);
         return;
     }
     sim_node_service(w, n);

@@ -260,6 +260,8 @@ static void json_node(const sim_world *w, const sim_node *n, FILE *out) {
     fprintf(out, ":{\"up\":%d", sim_node_up(n));
     ju(out, "datagrams_sent", n->datagrams_sent);
     ju(out, "datagrams_received", n->datagrams_received);
+    ju(out, "lost_bytes_sent", n->lost_bytes_sent);
+    ju(out, "lost_bytes_per_s_most", n->lost_bytes_per_s_most);
     ju(out, "crashes", n->crashes);
     ju(out, "restarts", n->restarts);
     ju(out, "api_errors", n->api_errors);

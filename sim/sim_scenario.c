@@ -511,6 +511,9 @@ static int parse_node_key(parser *p, const char *key, char *value) {
         if (sim_value_duration_ns(value, &n->store_latency_ns) != 0) return fail(p, "bad store_latency");
     } else if (strcmp(key, "memo") == 0) {
         if (sim_value_bool(value, &n->memo) != 0) return fail(p, "memo is yes or no");
+    } else if (strcmp(key, "rx_batch") == 0) {
+        if (sim_value_u64(value, &n->rx_batch) != 0 || n->rx_batch == 0 || n->rx_batch > 1024)
+            return fail(p, "rx_batch is 1 to 1024 datagrams");
     } else if (strcmp(key, "memo_sync") == 0) {
         if (sim_value_duration_ns(value, &n->memo_sync_ns) != 0) return fail(p, "bad memo_sync");
     } else if (strcmp(key, "memo_crash") == 0) {

@@ -79,6 +79,7 @@ typedef struct sim_node_spec {
     uint64_t crash_at_memo;         /* `crash_at_memo: K restart D`: 0 none, else K */
     uint64_t crash_at_memo_restart_ns;
     sim_store_fault_spec store_fault; /* store_fail, disk_full, store_tail (sim_store_fault.h) */
+    uint64_t rx_batch;              /* `rx_batch: N`: serve after N arrivals (or SIM_RX_BATCH_WAIT_NS) */
     sim_endpoint_spec endpoint;
 } sim_node_spec;
 

@@ -32,6 +32,7 @@ _Static_assert(SIM_KEYS_NODES_MOST >= SIM_NODES_MOST, "the nonce oracle attribut
 
 #define SIM_NO_LINK UINT32_MAX
 #define SIM_WAKES_SAME_INSTANT_MOST 100000u /* wake-ups of one node at one instant: a livelock */
+#define SIM_RX_BATCH_WAIT_NS 1000000u /* rx_batch: a batch not full is served after 1 ms */
 #define SIM_RECORD_HEADER_BYTES 16u /* a record starts with its write time and app number (LE u64) */
 
 typedef enum sim_event_kind {
@@ -117,6 +118,11 @@ typedef struct sim_node {
     uint64_t crashes, restarts, api_errors, memo_loads, memo_rejected, streams_refused;
     uint64_t records_delivered, duplicates_delivered, out_of_order;
     uint64_t address_changes;
+    /* LOST bytes sent (a reply with a 1-byte packet number: spec/wire.md, every other reply
+     * carries 4), in bins of 100 ms; the most in any 10 consecutive bins (one second). */
+    uint64_t lost_bytes_sent, lost_bytes_bin[10], lost_bytes_per_s_most;
+    uint64_t lost_bin_at;       /* the bin the newest LOST went into, by number since 0 */
+    uint64_t rx_unserved;       /* datagrams handed to the endpoint since it was last served */
     uint32_t recoveries_waiting; /* links into it in SIM_RECOVERY_WAIT (sim_host.h) */
     /* Oracles (sim_oracle.h).  Pairs and epochs are of the running incarnation; the maxima
      * of earlier incarnations are folded into the *_past fields at a crash. */
