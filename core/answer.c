@@ -178,44 +178,118 @@ int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_ad
 
 /* ---- LOST (spec/protocol.md "LOST") ---- */
 
-/* The LOST allowance: one per PL_LOST_GAP_NS per (peer, run, address), in a table of the
- * latest PL_LOST_RUNS_MOST.  Junk of other runs (or from other addresses) only pushes
- * entries out, and an entry that is not there allows a LOST: it cannot spend the
- * allowance of the run it does not name.  Returns 1 (and takes it) if LOST may go. */
-static int lost_allowed(pure_link *pl, int peer, uint64_t run, const pure_link_addr *to, uint64_t now_ns) {
+/* A LOST datagram: reply header with a 1-byte packet number, the LOST frame, the tag. */
+#define LOST_DATAGRAM_BYTES (PL_HEADER_REPLY_FIXED + 1u + PL_FRAME_LOST_BYTES + PURE_LINK_TAG_BYTES)
+_Static_assert(LOST_DATAGRAM_BYTES < PL_LOST_TRIGGER_LEAST, "a LOST is smaller than its trigger");
+_Static_assert(PL_LOST_BYTES_BURST >= LOST_DATAGRAM_BYTES && PL_LOST_BYTES_PER_S >= PL_LOST_BYTES_BURST,
+               "the endpoint's budget holds a LOST, and its burst is at most a second of it");
+
+/* An allowance as a GCRA: one use costs cost_ns of time, up to burst_ns ahead of now.  One
+ * word per allowance, no refill loop. */
+static int allows(uint64_t due_ns, uint64_t now_ns, uint64_t cost_ns, uint64_t burst_ns) {
+    uint64_t from = due_ns > now_ns ? due_ns : now_ns;
+    return from + cost_ns <= now_ns + burst_ns;
+}
+
+static void spend(uint64_t *due_ns, uint64_t now_ns, uint64_t cost_ns) {
+    *due_ns = (*due_ns > now_ns ? *due_ns : now_ns) + cost_ns;
+}
+
+/* The endpoint's LOST byte budget: the time one LOST datagram costs, and the burst. */
+#define LOST_COST_NS  ((uint64_t)LOST_DATAGRAM_BYTES * PL_NS_PER_S / PL_LOST_BYTES_PER_S)
+#define LOST_BURST_NS ((uint64_t)PL_LOST_BYTES_BURST * PL_NS_PER_S / PL_LOST_BYTES_PER_S)
+
+/* The entry of (peer, run, address) in the table of the latest PL_LOST_RUNS_MOST; a triple
+ * not there takes the place of the one whose trigger is oldest, with a fresh allowance. */
+static pl_lost_sent *lost_flow(pure_link *pl, int peer, uint64_t run, const pure_link_addr *to, uint64_t now_ns) {
     pl_lost_sent *oldest = &pl->lost_sent[0];
     for (uint32_t i = 0; i < PL_LOST_RUNS_MOST; i++) {
         pl_lost_sent *e = &pl->lost_sent[i];
-        if (e->used && e->peer == peer && e->run == run && pl_addr_equal(&e->to, to)) {
-            if (now_ns - e->at_ns < PL_LOST_GAP_NS) return 0;
-            e->at_ns = now_ns;
-            return 1;
-        }
-        if (!e->used || (oldest->used && e->at_ns < oldest->at_ns)) oldest = e;
+        if (e->used && e->peer == peer && e->run == run && pl_addr_equal(&e->to, to)) return e;
+        if (!e->used || (oldest->used && e->seen_ns < oldest->seen_ns)) oldest = e;
     }
-    *oldest = (pl_lost_sent){.used = 1, .peer = peer, .run = run, .to = *to, .at_ns = now_ns};
-    return 1;
+    *oldest = (pl_lost_sent){.used = 1, .peer = peer, .run = run, .to = *to, .window_ns = now_ns};
+    return oldest;
+}
+
+static pl_lost_addr *lost_addr(pure_link *pl, const pure_link_addr *to) {
+    pl_lost_addr *oldest = &pl->lost_addrs[0];
+    for (uint32_t i = 0; i < PL_LOST_ADDRS_MOST; i++) {
+        pl_lost_addr *a = &pl->lost_addrs[i];
+        if (a->used && pl_addr_equal(&a->to, to)) return a;
+        if (!a->used || (oldest->used && a->seen_ns < oldest->seen_ns)) oldest = a;
+    }
+    *oldest = (pl_lost_addr){.used = 1, .to = *to};
+    return oldest;
+}
+
+/* Is this trigger the one its (peer, run, address) answers?  Each trigger is picked with
+ * probability 1/n, n the triggers of the triple in this window or the one before, whichever
+ * is more: about one a window is picked, and every trigger, the sender's own among junk that
+ * copies its header, has the same chance (spec/protocol.md §7, "which trigger"). */
+static int flow_picks(pure_link *pl, pl_lost_sent *e, uint64_t now_ns) {
+    if (now_ns - e->window_ns >= PL_LOST_GAP_NS) {
+        e->count_before = now_ns - e->window_ns < 2 * PL_LOST_GAP_NS ? e->count : 0;
+        e->window_ns = now_ns;
+        e->count = 0;
+    }
+    if (e->count < UINT32_MAX) e->count++;
+    uint32_t n = e->count > e->count_before ? e->count : e->count_before, x = 0;
+    if (n > 1) pl_random(pl, &x, sizeof x);
+    return x % n == 0;
+}
+
+/* A full queue: the notice takes the place of one of the address with the most notices
+ * queued, if that address has more than the notice's own would then have (a flood from one
+ * address displaces only its own notices); else it is dropped. */
+static void lost_queue_full(pure_link *pl, const pl_lost_notice *n) {
+    uint32_t most = 0, at = 0, own = 0;
+    for (uint32_t i = 0; i < PL_LOST_QUEUE_MOST; i++) {
+        uint32_t c = 0;
+        for (uint32_t j = 0; j < PL_LOST_QUEUE_MOST; j++) c += pl_addr_equal(&pl->lost_queue[i].to, &pl->lost_queue[j].to);
+        if (c > most) most = c, at = i;
+        own += pl_addr_equal(&pl->lost_queue[i].to, &n->to);
+    }
+    if (most > own + 1) pl->lost_queue[at] = *n;
+}
+
+static void lost_enqueue(pure_link *pl, const pl_lost_notice *n) {
+    for (uint32_t i = 0; i < pl->lost_count; i++) {
+        pl_lost_notice *q = &pl->lost_queue[i];
+        if (q->peer == n->peer && q->run == n->run && pl_addr_equal(&q->to, &n->to)) {
+            *q = *n;  /* one notice per (peer, run, address) waits: the newest trigger's */
+            return;
+        }
+    }
+    if (pl->lost_count < PL_LOST_QUEUE_MOST) pl->lost_queue[pl->lost_count++] = *n;
+    else lost_queue_full(pl, n);
+    assert(pl->lost_count <= PL_LOST_QUEUE_MOST);
 }
 
 /* A wired peer's packet names an epoch of a run this receiver does not know (it restarted
  * without a memo, or forgot the run).  The notice is sealed under epoch 0 with a fresh
  * reply run, so its (key, nonce) is new even at packet number 0; it is smaller than its
  * trigger, it echoes the trigger's packet number and first tag bytes (so that the sender
- * honours only a LOST about a packet it sent), and it obeys the per-run allowance. */
+ * honours only a LOST about a packet it sent), and it goes only within three allowances:
+ * the trigger's (peer, run, address), its address, and the endpoint's LOST bytes. */
 void pl_notice_lost(pure_link *pl, pl_peer *p, const pl_header *h, const uint8_t *data, size_t len,
                     const pure_link_addr *from, uint64_t now_ns) {
     if (len < PL_LOST_TRIGGER_LEAST) return;
-    if (pl->lost_count == PL_LOST_QUEUE_MOST) return;
     int peer = (int)(p - pl->peers);
-    if (!lost_allowed(pl, peer, h->run, from, now_ns)) return;
-    pl_lost_notice *n = &pl->lost_queue[pl->lost_count++];
-    n->peer = peer;
-    n->run = h->run;
-    n->epoch_field = h->epoch_field;
-    n->pn_truncated = (uint32_t)h->pn_truncated;
-    n->pn_len = (uint8_t)h->pn_len;
-    memcpy(n->tag, data + len - PURE_LINK_TAG_BYTES, PL_LOST_TAG_BYTES);
-    n->to = *from;
+    pl_lost_sent *e = lost_flow(pl, peer, h->run, from, now_ns);
+    e->seen_ns = now_ns;
+    if (!flow_picks(pl, e, now_ns) || !allows(e->due_ns, now_ns, PL_LOST_GAP_NS, PL_LOST_GAP_NS)) return;
+    pl_lost_addr *a = lost_addr(pl, from);
+    a->seen_ns = now_ns;
+    if (!allows(a->due_ns, now_ns, PL_LOST_ADDR_GAP_NS, PL_LOST_ADDR_BURST * PL_LOST_ADDR_GAP_NS)) return;
+    if (!allows(pl->lost_bytes_due_ns, now_ns, LOST_COST_NS, LOST_BURST_NS)) return;
+    spend(&e->due_ns, now_ns, PL_LOST_GAP_NS);
+    spend(&a->due_ns, now_ns, PL_LOST_ADDR_GAP_NS);
+    spend(&pl->lost_bytes_due_ns, now_ns, LOST_COST_NS);
+    pl_lost_notice n = {.peer = peer, .run = h->run, .epoch_field = h->epoch_field,
+                        .pn_truncated = (uint32_t)h->pn_truncated, .pn_len = (uint8_t)h->pn_len, .to = *from};
+    memcpy(n.tag, data + len - PURE_LINK_TAG_BYTES, PL_LOST_TAG_BYTES);
+    lost_enqueue(pl, &n);
 }
 
 int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to) {
@@ -252,5 +326,6 @@ int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to) {
     pl->crypto->aead_seal(ctx, nonce, buf, head, buf + head, at - head, buf + head);
     pl->stats.lost_notices_sent++;
     *to = n.to;
+    assert(at + PURE_LINK_TAG_BYTES == LOST_DATAGRAM_BYTES);
     return (int)(at + PURE_LINK_TAG_BYTES);
 }

@@ -94,11 +94,28 @@ static int lost_names_ours(const pl_sender *s, const pl_frame *f) {
     return memcmp(e->tag, f->lost.tag, PL_LOST_TAG_BYTES) == 0;
 }
 
+/* A LOST for our run that names none of our packets: someone else's datagram with our run
+ * id drew it, now or (a replay) earlier.  The receiver answers one in many of the datagrams
+ * that name a run when there are many (spec/protocol.md §7): while we wait on a reply (a
+ * PTO has fired), a probe goes at once, at most one per PL_LOST_GAP_NS, so that our own
+ * packets are among those it picks from as often as it answers.  A replayed LOST costs a
+ * probe at most. */
+static void probe_on_stray_lost(pl_sender *s, uint64_t now_ns) {
+    if (s->epoch == 0 || s->pto_count == 0 || s->refused || s->eliciting_in_flight == 0) return;
+    if (s->stray_lost_ns != 0 && now_ns < s->stray_lost_ns + PL_LOST_GAP_NS) return;
+    s->stray_lost_ns = now_ns;
+    if (s->probes_due == 0) s->probes_due = 1;
+    pl_sender_requeue_oldest(s);  /* record bytes: a PING is too small to draw a LOST */
+}
+
 /* LOST: the receiver cannot open our epoch (it restarted without a memo, or forgot the
  * run): start over from epoch 0 of the same run, if the LOST names one of our packets. */
 void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns) {
     s->stats.lost_notices_received++;
-    if (!lost_names_ours(s, f)) return;
+    if (!lost_names_ours(s, f)) {
+        probe_on_stray_lost(s, now_ns);
+        return;
+    }
     pl_sender_keys_wipe(pl, s);
     pl_sender_set_epoch(pl, s, 0, s->static_e0);
     pl_sender_offer_new(pl, s, 1);

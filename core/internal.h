@@ -46,8 +46,13 @@
 #define PL_COPY_GAP_NS_LEAST    (1 * PL_NS_PER_MS)   /* a copy leaves srtt/4 after its packet, */
 #define PL_COPY_GAP_NS_MOST     (20 * PL_NS_PER_MS)  /* within these bounds */
 #define PL_OFFERS_PER_S         4u     /* X25519 for authenticated OFFERs, per peer */
-#define PL_LOST_GAP_NS          (100 * PL_NS_PER_MS) /* LOST per (peer, run, address) at most this often */
-#define PL_LOST_RUNS_MOST       64u    /* (peer, run, address) LOST went to lately: the allowance's table */
+#define PL_LOST_GAP_NS          (5 * PL_NS_PER_MS)  /* spec: LOST per (peer, run, address) at most this often */
+#define PL_LOST_RUNS_MOST       64u    /* (peer, run, address) that drew LOST lately: the allowance's table */
+#define PL_LOST_ADDR_GAP_NS     (2 * PL_NS_PER_MS)  /* spec: LOST to one address at most this often, */
+#define PL_LOST_ADDR_BURST      4u                  /* after a burst of this many */
+#define PL_LOST_ADDRS_MOST      64u    /* addresses that drew LOST lately: their table */
+#define PL_LOST_BYTES_PER_S     (64u * 1024u)       /* spec: LOST bytes out per second, endpoint-wide, */
+#define PL_LOST_BYTES_BURST     (8u * 1024u)        /* after a burst of this many */
 #define PL_ACK_EVERY            2u     /* ack-eliciting packets before an immediate ACK */
 #define PL_ACK_DELAY_NS_PEER    (25 * PL_NS_PER_MS)  /* spec: a receiver ACKs within 25 ms */
 #define PL_LOST_TRIGGER_LEAST   64u    /* spec: LOST answers only datagrams of >= 64 B */
@@ -237,6 +242,7 @@ typedef struct pl_sender {
 
     uint64_t timers[PL_ST_COUNT];
     uint64_t last_send_ns;
+    uint64_t stray_lost_ns;                /* last probe sent for a LOST naming no packet of ours */
     pure_link_stats stats;
 } pl_sender;
 
@@ -441,13 +447,22 @@ typedef struct pl_pool {
     uint64_t stage_head, stage_tail, stage_popped_end;
 } pl_pool;
 
-typedef struct pl_lost_sent {          /* the LOST allowance: when LOST last went to */
+typedef struct pl_lost_sent {          /* the LOST allowance of one (peer, run, address) */
     uint8_t used;
     int peer;
     uint64_t run;
     pure_link_addr to;
-    uint64_t at_ns;
+    uint64_t seen_ns;                      /* its latest trigger: the table drops the oldest */
+    uint64_t due_ns;                       /* its allowance (a GCRA: answer.c) */
+    uint64_t window_ns;                    /* its triggers: counted per PL_LOST_GAP_NS from here */
+    uint32_t count, count_before;          /* in this window, and in the one before */
 } pl_lost_sent;
+
+typedef struct pl_lost_addr {          /* the LOST allowance of one address */
+    uint8_t used;
+    pure_link_addr to;
+    uint64_t seen_ns, due_ns;
+} pl_lost_addr;
 
 /* ---- The endpoint ---- */
 struct pure_link {
@@ -498,6 +513,8 @@ struct pure_link {
     pl_lost_notice lost_queue[PL_LOST_QUEUE_MOST];
     uint32_t lost_count;
     pl_lost_sent lost_sent[PL_LOST_RUNS_MOST];
+    pl_lost_addr lost_addrs[PL_LOST_ADDRS_MOST];
+    uint64_t lost_bytes_due_ns;            /* the endpoint's LOST byte budget (a GCRA) */
 
     pure_link_stats stats;                 /* endpoint totals (receiver side and drops) */
     uint64_t memo_token_next;

@@ -495,26 +495,29 @@ static void memo_torn_writes_old_or_new(void) {
     ll_free(&n);
 }
 
-/* LOST at its edges: 63 B draws nothing, 64 B a LOST of 53 B; one per 100 ms per (peer,
+/* A sender a and a receiver b that wires it; d gets a LOST trigger's header: a sender packet
+ * of a (its key id, from a real header), 1 B packet number, epoch field 1, a run b never saw. */
+static void lost_net(ll_net *n, uint64_t seed, int *a, int *b, uint8_t *d) {
+    ll_init(n, seed, 1 * MS);
+    *a = ll_node_add(n, NULL), *b = ll_node_add(n, NULL);
+    CHECK(ll_wire(n, *b, *a, "*") >= 0);
+    CHECK(ll_link(n, *a, *b, "out", "in", 7) >= 0);
+    CHECK(pure_link_send(n->node[*a].pl, 0, "x", 1, 0) == 0);
+    uint8_t buf[PURE_LINK_DATAGRAM_MOST];
+    pure_link_addr to;
+    CHECK(pure_link_pull(n->node[*a].pl, buf, sizeof buf, &to, 0) > 0);
+    d[0] = PURE_LINK_VERSION, d[1] = 0x01;
+    memcpy(d + 2, buf + 2, 4);
+    for (int i = 6; i < 14; i++) d[i] = (uint8_t)(0x40 + i);
+}
+
+/* LOST at its edges: 63 B draws nothing, 64 B a LOST of 53 B; one per 5 ms per (peer,
  * run, address), so another run or another address has an allowance of its own. */
 static void lost_size_condition_and_rate_at_the_edge(void) {
     ll_net n;
-    ll_init(&n, 19, 1 * MS);
-    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
-    CHECK(ll_wire(&n, b, a, "*") >= 0);
-    uint32_t id = 0;
-    {   /* the sender's key id, from a real header */
-        CHECK(ll_link(&n, a, b, "out", "in", 7) == 0);
-        CHECK(pure_link_send(n.node[a].pl, 0, "x", 1, 0) == 0);
-        uint8_t buf[PURE_LINK_DATAGRAM_MOST];
-        pure_link_addr to;
-        CHECK(pure_link_pull(n.node[a].pl, buf, sizeof buf, &to, 0) > 0);
-        id = (uint32_t)buf[2] << 24 | (uint32_t)buf[3] << 16 | (uint32_t)buf[4] << 8 | buf[5];
-    }
+    int a, b;
     uint8_t d[PURE_LINK_DATAGRAM_MOST] = {0};
-    d[0] = PURE_LINK_VERSION, d[1] = 0x01;  /* sender packet, 1 B packet number, epoch field 1 */
-    d[2] = (uint8_t)(id >> 24), d[3] = (uint8_t)(id >> 16), d[4] = (uint8_t)(id >> 8), d[5] = (uint8_t)id;
-    for (int i = 6; i < 14; i++) d[i] = (uint8_t)(0x40 + i);  /* a run the receiver never saw */
+    lost_net(&n, 19, &a, &b, d);
     uint8_t out[PURE_LINK_DATAGRAM_MOST];
     pure_link_addr to, from = n.node[a].addr;
     uint64_t t = 1 * S;
@@ -526,9 +529,9 @@ static void lost_size_condition_and_rate_at_the_edge(void) {
     int m = pure_link_pull(n.node[b].pl, out, sizeof out, &to, t);
     CHECK_EQ_U(m, lost_bytes);                                                 /* 64 B: a 53 B LOST */
     CHECK(out[1] & 0x80);                                                      /* a reply */
-    t += 50 * MS;
+    t += PL_LOST_GAP_NS - 1;
     CHECK(pure_link_receive(n.node[b].pl, &from, d, 1000, t) == 0);
-    CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), 0);      /* 50 ms later: rate */
+    CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), 0);      /* within 5 ms: rate */
     d[13] ^= 1;                                                                /* another run ... */
     CHECK(pure_link_receive(n.node[b].pl, &from, d, 1000, t) == 0);
     CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), lost_bytes); /* ... has its own */
@@ -537,13 +540,92 @@ static void lost_size_condition_and_rate_at_the_edge(void) {
     elsewhere.bytes[0] ^= 1;                                                   /* another address */
     CHECK(pure_link_receive(n.node[b].pl, &elsewhere, d, 1000, t) == 0);
     CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), lost_bytes);
-    t += 100 * MS;
+    t += 3 * PL_LOST_GAP_NS;  /* a window with no trigger between: this one is picked for sure */
     CHECK(pure_link_receive(n.node[b].pl, &from, d, 1000, t) == 0);
-    CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), lost_bytes); /* 150 ms later: again */
+    CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), lost_bytes); /* later: again */
     /* Every one of them is counted as a drop: no state for the run. */
     pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
     CHECK(pure_link_stats_get(n.node[b].pl, -1, &st) == 0);
     CHECK_EQ_U(st.dropped_no_run, 6);
+    ll_free(&n);
+}
+
+/* One address: PL_LOST_ADDR_BURST LOST at once (each of another run), then one per
+ * PL_LOST_ADDR_GAP_NS; the endpoint: no more than PL_LOST_BYTES_PER_S after its burst
+ * in a second, whatever the addresses and runs. */
+static void lost_address_and_endpoint_bounds(void) {
+    ll_net n;
+    int a, b;
+    uint8_t d[PURE_LINK_DATAGRAM_MOST] = {0}, out[PURE_LINK_DATAGRAM_MOST];
+    lost_net(&n, 23, &a, &b, d);
+    pure_link_addr to, from = n.node[a].addr;
+    uint64_t t = 1 * S;
+    unsigned got = 0;
+    for (unsigned k = 0; k < PL_LOST_ADDR_BURST + 1; k++) {
+        d[13] = (uint8_t)k;
+        CHECK(pure_link_receive(n.node[b].pl, &from, d, 64, t) == 0);
+        while (pure_link_pull(n.node[b].pl, out, sizeof out, &to, t) > 0) got++;
+    }
+    CHECK_EQ_U(got, PL_LOST_ADDR_BURST);                                       /* the burst, no more */
+    d[13] = 100;
+    t += PL_LOST_ADDR_GAP_NS - 1;
+    CHECK(pure_link_receive(n.node[b].pl, &from, d, 64, t) == 0);
+    CHECK_EQ_U(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t), 0);
+    d[13] = 101;
+    t += 1;
+    CHECK(pure_link_receive(n.node[b].pl, &from, d, 64, t) == 0);
+    CHECK(pure_link_pull(n.node[b].pl, out, sizeof out, &to, t) > 0);           /* one gap on: one */
+    /* Junk of new runs from new addresses, 20,000 in one second: the endpoint's bound. */
+    t += 10 * S;
+    uint64_t bytes = 0;
+    for (uint32_t k = 0; k < 20000; k++) {
+        pure_link_addr x = from;
+        x.bytes[1] = (uint8_t)(k >> 8), x.bytes[2] = (uint8_t)k;
+        d[12] = (uint8_t)(k >> 8), d[13] = (uint8_t)k;
+        uint64_t at = t + (uint64_t)k * (1 * S / 20000);
+        CHECK(pure_link_receive(n.node[b].pl, &x, d, 64, at) == 0);
+        int len;
+        while ((len = pure_link_pull(n.node[b].pl, out, sizeof out, &to, at)) > 0) bytes += (uint64_t)len;
+    }
+    fprintf(stderr, "  endpoint: %llu LOST bytes in 1 s of 20,000 junk datagrams\n", (unsigned long long)bytes);
+    CHECK(bytes <= PL_LOST_BYTES_PER_S + PL_LOST_BYTES_BURST);
+    CHECK(bytes >= PL_LOST_BYTES_PER_S * 9 / 10);  /* and the budget is used */
+    ll_free(&n);
+}
+
+/* A full LOST queue: a notice for an address with none waiting takes the place of one of the
+ * address with the most waiting; one for an address like every other is dropped. */
+static void lost_queue_full_displaces_the_flood(void) {
+    ll_net n;
+    int a, b;
+    uint8_t d[PURE_LINK_DATAGRAM_MOST] = {0}, out[PURE_LINK_DATAGRAM_MOST];
+    lost_net(&n, 29, &a, &b, d);
+    pure_link_addr to, flood = n.node[a].addr, honest = n.node[a].addr;
+    flood.bytes[0] ^= 0x10;
+    honest.bytes[0] ^= 0x20;
+    uint64_t t = 1 * S;
+    unsigned k = 0;
+    for (; k < PL_LOST_ADDR_BURST; k++) {  /* the flood's address: its burst */
+        d[13] = (uint8_t)k;
+        CHECK(pure_link_receive(n.node[b].pl, &flood, d, 64, t) == 0);
+    }
+    for (; k < PL_LOST_QUEUE_MOST; k++) {  /* one each from other addresses: full */
+        pure_link_addr x = flood;
+        x.bytes[3] = (uint8_t)k;
+        d[13] = (uint8_t)k;
+        CHECK(pure_link_receive(n.node[b].pl, &x, d, 64, t) == 0);
+    }
+    d[13] = 200;
+    CHECK(pure_link_receive(n.node[b].pl, &honest, d, 64, t) == 0);
+    unsigned got = 0, to_flood = 0, to_honest = 0;
+    while (pure_link_pull(n.node[b].pl, out, sizeof out, &to, t) > 0) {
+        got++;
+        to_flood += memcmp(&to, &flood, sizeof to) == 0;
+        to_honest += memcmp(&to, &honest, sizeof to) == 0;
+    }
+    CHECK_EQ_U(got, PL_LOST_QUEUE_MOST);
+    CHECK_EQ_U(to_honest, 1);
+    CHECK_EQ_U(to_flood, PL_LOST_ADDR_BURST - 1);
     ll_free(&n);
 }
 
@@ -580,4 +662,5 @@ TEST_MAIN(TEST_CASE(memo_restart_no_lost_no_x25519), TEST_CASE(no_memo_lost_reco
           TEST_CASE(replay_after_restart_delivers_nothing), TEST_CASE(address_change_mid_transfer),
           TEST_CASE(spoofed_address_never_validated), TEST_CASE(epoch_change_mid_transfer),
           TEST_CASE(memo_torn_writes_old_or_new), TEST_CASE(lost_size_condition_and_rate_at_the_edge),
+          TEST_CASE(lost_address_and_endpoint_bounds), TEST_CASE(lost_queue_full_displaces_the_flood),
           TEST_CASE(sender_wipes_previous_keys_after_10s))
