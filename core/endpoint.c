@@ -354,6 +354,8 @@ int pure_link_receive(pure_link *pl, const pure_link_addr *from, const uint8_t *
     if (pl->fatal) return PURE_LINK_ERR_FATAL;
     pl->stats.packets_received++;
     pl->stats.bytes_received += len;
+    /* The two drops a host may want to name, told apart by their counters. */
+    uint64_t unknown_before = pl->stats.dropped_unknown_key, auth_before = pl->stats.dropped_auth;
     /* The one pass over the header (spec/wire.md §9, steps 1 and 2): what it decodes is
      * handed down to the half that opens the packet. */
     pl_header h;
@@ -367,7 +369,15 @@ int pure_link_receive(pure_link *pl, const pure_link_addr *from, const uint8_t *
     } else {
         pl_receiver_on_packet(pl, from, &h, (size_t)hl, data, len, now_ns);
     }
+    pl->last_drop = pl->stats.dropped_unknown_key != unknown_before ? PURE_LINK_DROP_UNKNOWN_KEY
+                    : pl->stats.dropped_auth != auth_before        ? PURE_LINK_DROP_AUTH
+                                                                    : 0;
     return 0;
+}
+
+uint32_t pure_link_last_drop(const pure_link *pl) {
+    assert(pl != NULL && pl->magic == PL_MAGIC);
+    return pl->last_drop;
 }
 
 int pure_link_pull(pure_link *pl, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns) {

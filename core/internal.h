@@ -517,6 +517,7 @@ struct pure_link {
     uint64_t lost_bytes_due_ns;            /* the endpoint's LOST byte budget (a GCRA) */
 
     pure_link_stats stats;                 /* endpoint totals (receiver side and drops) */
+    uint32_t last_drop;                    /* PURE_LINK_DROP_* of the last datagram received */
     uint64_t memo_token_next;
 };
 

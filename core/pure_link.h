@@ -229,6 +229,14 @@ PURE_LINK_API uint64_t pure_link_sender_run(const pure_link *pl, int sender);
  * sticky fatal error. */
 PURE_LINK_API int pure_link_receive(pure_link *pl, const pure_link_addr *from, const uint8_t *data, size_t len,
                                     uint64_t now_ns);
+/* Why the last datagram fed to pure_link_receive was dropped, for a host that tells its
+ * operator (e.g. one log line per key id now and then): PURE_LINK_DROP_UNKNOWN_KEY when it
+ * was counted in dropped_unknown_key (no wired key, or no sender, for it),
+ * PURE_LINK_DROP_AUTH in dropped_auth (it did not open), else 0 (it opened, or was dropped
+ * for another reason).  The key id a sender packet claims is in its header (spec/wire.md
+ * §3.1). */
+enum { PURE_LINK_DROP_UNKNOWN_KEY = 1, PURE_LINK_DROP_AUTH = 2 };
+PURE_LINK_API uint32_t pure_link_last_drop(const pure_link *pl);
 /* Writes the next datagram due now into buf (cap >= PURE_LINK_DATAGRAM_MOST) and its
  * destination into *to.  Returns its length, 0 when nothing is due (pacing or nothing
  * to send), or a negative error.  Call until it returns 0. */

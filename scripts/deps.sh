@@ -19,6 +19,14 @@ command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 python3 -c 'import cryptography' >/dev/null 2>&1 || need="$need python3-cryptography"
 command -v gnuplot >/dev/null 2>&1 || need="$need gnuplot-nox"   # pure-link-sim plot, m6/sweep --plot
+# The network-namespace test bed (tests/sh/test_netns_*.sh), which runs as root only:
+# namespaces, veth and tc (iproute2), the router's NAT and filters (nftables), its NAT
+# table flushed (conntrack).
+if [ "$(id -u)" = 0 ]; then
+  command -v ip >/dev/null 2>&1        || need="$need iproute2"
+  command -v nft >/dev/null 2>&1       || need="$need nftables"
+  command -v conntrack >/dev/null 2>&1 || need="$need conntrack"
+fi
 # `deps.sh wireshark`: what the Wireshark dissector (tools/wireshark/) and its test need.
 if [ "${1:-}" = wireshark ]; then
   need=""

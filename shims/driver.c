@@ -47,6 +47,28 @@ static int drain_events(loop *l, uint64_t now) {
     return 0;
 }
 
+/* The endpoint's kinds of path hints for the backend's: too big, or unreachable (port or
+ * host alike: the endpoint counts them and never stops a run on an unauthenticated ICMP). */
+static void core_hint(pure_link *pl, const pl_io_hint *h, uint64_t now) {
+#ifdef PURE_LINK_DATAGRAM_BASE   /* a core with datagram size search and its path hints */
+    uint32_t kind = h->kind == PL_IO_HINT_TOO_BIG ? PURE_LINK_HINT_TOO_BIG : PURE_LINK_HINT_UNREACHABLE;
+    pure_link_path_hint(pl, &h->to, kind, kind == PURE_LINK_HINT_TOO_BIG ? h->datagram_bytes : 0, now);
+#else
+    (void)pl, (void)h, (void)now;
+#endif
+}
+
+/* What the kernel told about paths since the last look: to the endpoint, then the host. */
+static void take_hints(loop *l, uint64_t now) {
+    const pl_driver_config *c = l->c;
+    const pl_io_hint *h;
+    int n = c->io->ops->hints ? c->io->ops->hints(c->io, &h) : 0;   /* a host's own backend may have none */
+    for (int i = 0; i < n; i++) {
+        core_hint(c->pl, &h[i], now);
+        if (c->host.hint) c->host.hint(c->host.ctx, &h[i], now);
+    }
+}
+
 static int receive_all(loop *l, uint64_t now, int *more) {
     const pl_driver_config *c = l->c;
     *more = 0;
@@ -62,6 +84,8 @@ static int receive_all(loop *l, uint64_t now, int *more) {
             if (c->host.datagram) c->host.datagram(c->host.ctx, 0, &d[i].from, d[i].len, now);
             int r = pure_link_receive(c->pl, &d[i].from, d[i].data, d[i].len, now);
             if (r != 0) return core_error(l, "receive", r);
+            uint32_t why = c->host.dropped ? pure_link_last_drop(c->pl) : 0;
+            if (why) c->host.dropped(c->host.ctx, &d[i].from, d[i].data, d[i].len, why, now);
         }
         int r = drain_events(l, now);
         if (r != 0) return r;
@@ -147,6 +171,7 @@ static int turn(loop *l, int *more) {
     uint64_t now = pl_now_ns();
     l->stats->turns++;
     int r = receive_all(l, now, more);
+    take_hints(l, now);
     if (r == 0) r = commit_step(l, now);
     if (r == 0 && c->host.turn) r = c->host.turn(c->host.ctx, c->pl, l->watched, now);
     if (r == 0) r = drain_events(l, now);
@@ -156,6 +181,7 @@ static int turn(loop *l, int *more) {
     }
     if (r == 0) r = commit_step(l, now);
     if (r == 0) r = send_all(l, now);
+    if (r == 0) take_hints(l, now);   /* a send refused as too big: the endpoint's next pull knows */
     return r;
 }
 

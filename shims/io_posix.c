@@ -58,6 +58,13 @@ typedef struct posix_io {
     size_t send_off[PL_IO_SEND_MOST + 1], send_len[PL_IO_SEND_MOST];
     pure_link_addr send_to[PL_IO_SEND_MOST];
     size_t send_count, send_done;
+    size_t single_until;   /* datagrams before this index go one per message (see io_flush) */
+    int train_refused;     /* a refused train is being sent one by one: 1, and 2 once one of
+                              its datagrams was refused as too big */
+    int path_retried;      /* the first group was already sent again after a path error */
+    /* paths */
+    int err_pending;       /* the socket flagged an error: read its error queue */
+    pl_io_hint hints[PL_IO_HINTS_MOST];
     sync_pool sync;
 } posix_io;
 
@@ -154,12 +161,23 @@ static size_t gro_segment(const struct msghdr *h) {
     return 0;
 }
 
+#define PATH_ERRORS_PER_RECV_MOST 8u  /* receives made again after path errors, per call */
+
 static int io_recv(pl_io *io, const pl_dgram **out) {
     posix_io *p = (posix_io *)io;
-    recv_prepare(p);
-    int n = recvmmsg(p->fd, p->recv_msgs, PL_IO_RECV_MESSAGES_MOST, MSG_DONTWAIT, NULL);
-    io->stats.recv_calls++;
-    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+    int n;
+    for (unsigned tries = 0;; tries++) {
+        recv_prepare(p);
+        n = recvmmsg(p->fd, p->recv_msgs, PL_IO_RECV_MESSAGES_MOST, MSG_DONTWAIT, NULL);
+        io->stats.recv_calls++;
+        if (n >= 0) break;
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
+        /* An ICMP error about an earlier send, not about this receive: the error queue
+         * holds it, and the datagrams behind it are still there. */
+        if (!pl_udp_error_is_path(errno) || tries == PATH_ERRORS_PER_RECV_MOST) return -errno;
+        io->stats.retries++;
+        p->err_pending = 1;
+    }
     size_t count = 0;
     for (int i = 0; i < n; i++) {
         const struct msghdr *h = &p->recv_msgs[i].msg_hdr;
@@ -198,6 +216,7 @@ static void io_push(pl_io *io, size_t len) {
     if (len == 0) return;
     size_t i = p->send_count++;
     p->send_len[i] = len;
+    if (len > io->stats.datagram_bytes_most) io->stats.datagram_bytes_most = len;
     p->send_off[i + 1] = p->send_off[i] + len;
 }
 
@@ -208,7 +227,7 @@ static int same_addr(const pure_link_addr *a, const pure_link_addr *b) {
 /* How many datagrams from `first` make one message: with GSO, a run to one address whose
  * datagrams all have the first one's length (the last may be shorter). */
 static size_t group_of(const posix_io *p, size_t first) {
-    if (!p->io.gso) return 1;
+    if (!p->io.gso || first < p->single_until) return 1;
     size_t seg = p->send_len[first], bytes = seg, n = 1;
     while (first + n < p->send_count && n < PL_IO_GSO_SEGMENTS_MOST) {
         size_t k = first + n, len = p->send_len[k];
@@ -220,7 +239,7 @@ static size_t group_of(const posix_io *p, size_t first) {
 }
 
 static void send_reset(posix_io *p) {
-    p->send_count = p->send_done = 0;
+    p->send_count = p->send_done = p->single_until = 0;
     p->send_off[0] = 0;
 }
 
@@ -262,31 +281,66 @@ static int send_some(posix_io *p) {
     return (int)sent;
 }
 
+/* The datagrams from send_done up to send_done + r left. */
+static void sent(posix_io *p, size_t r) {
+    for (size_t i = p->send_done; i < p->send_done + r; i++) p->io.stats.bytes_out += p->send_len[i];
+    p->io.stats.datagrams_out += r;
+    p->send_done += r;
+    p->path_retried = 0;
+    if (p->train_refused && p->send_done >= p->single_until) {
+        /* Every datagram of a refused train went one by one: the kernel refused the
+         * segmentation itself (a device without checksum offload), not a size. */
+        if (p->train_refused == 1) p->io.gso = 0;
+        p->train_refused = 0;
+    }
+}
+
+/* A send of the first group failed with -e (not for want of room).  Returns 1 to send
+ * again, 0 when the group was dropped. */
+static int send_failed(posix_io *p, int e) {
+    size_t n = group_of(p, p->send_done);
+    if (n > 1 && (e == EIO || e == EINVAL || e == EOPNOTSUPP || e == EMSGSIZE)) {
+        /* A GSO train refused whole: a segment larger than the device's MTU (EINVAL) or a
+         * device that cannot segment.  Its datagrams go one by one, which tells the two
+         * apart: a datagram too big fails alone, and the others go. */
+        p->single_until = p->send_done + n;
+        p->train_refused = 1;
+        p->io.stats.retries += n;
+        return 1;
+    }
+    if (pl_udp_error_is_path(e)) p->err_pending = 1;
+    if (e != EMSGSIZE && pl_udp_error_is_path(e) && !p->path_retried) {
+        /* An ICMP error about an earlier datagram, returned once by this send. */
+        p->io.stats.retries += n;
+        p->path_retried = 1;
+        return 1;
+    }
+    /* Refused for good: too big for the device (the error queue says its MTU), no route. */
+    if (e == EMSGSIZE) {
+        p->io.stats.send_too_big += n;
+        if (p->train_refused) p->train_refused = 2;
+    }
+    p->io.stats.send_dropped += n;
+    p->send_done += n;
+    p->path_retried = 0;
+    return 0;
+}
+
 static int io_flush(pl_io *io) {
     posix_io *p = (posix_io *)io;
     int last_error = 0;
     while (p->send_done < p->send_count) {
         int r = send_some(p);
         if (r > 0) {
-            for (size_t i = p->send_done; i < p->send_done + (size_t)r; i++) io->stats.bytes_out += p->send_len[i];
-            io->stats.datagrams_out += (uint64_t)r;
-            p->send_done += (size_t)r;
+            sent(p, (size_t)r);
             continue;
         }
         if (r == 0 || r == -EAGAIN || r == -EWOULDBLOCK || r == -ENOBUFS) {
             io->stats.send_full++;
             return -EAGAIN;
         }
-        if (r == -EINTR) continue;
-        if (io->gso && (r == -EIO || r == -EINVAL || r == -EOPNOTSUPP)) {
-            io->gso = 0; /* the path cannot segment (no checksum offload): one per message */
-            continue;
-        }
-        /* Refused for good (no route, a message too big): drop the first group and go on. */
-        last_error = r;
-        size_t n = group_of(p, p->send_done);
-        io->stats.send_dropped += n;
-        p->send_done += n;
+        if (r == -EINTR || send_failed(p, -r)) continue;
+        last_error = r;   /* the protocol resends what matters */
     }
     send_reset(p);
     return last_error;
@@ -319,6 +373,7 @@ static int io_wait(pl_io *io, uint64_t deadline_ns, int want_write) {
     int bits = 0;
     for (int i = 0; i < n; i++) {
         if (evs[i].data.u32 == TAG_SOCKET) {
+            if (evs[i].events & EPOLLERR) p->err_pending = 1;
             if (evs[i].events & (EPOLLIN | EPOLLERR)) bits |= PL_IO_READABLE;
             if (evs[i].events & EPOLLOUT) bits |= PL_IO_WRITABLE;
         } else if (evs[i].data.u32 == TAG_SYNC) {
@@ -346,6 +401,15 @@ int pl_udp_local(int fd, pure_link_addr *out) {
     socklen_t len = sizeof ss;
     if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) return -errno;
     return pl_addr_from_sockaddr((struct sockaddr *)&ss, out) == 0 ? 0 : -EAFNOSUPPORT;
+}
+
+static int io_hints(pl_io *io, const pl_io_hint **out) {
+    posix_io *p = (posix_io *)io;
+    *out = p->hints;
+    if (!p->err_pending) return 0;
+    int n = pl_udp_errqueue(p->fd, p->hints, PL_IO_HINTS_MOST, &io->stats);
+    p->err_pending = n == (int)PL_IO_HINTS_MOST;   /* more may wait */
+    return n;
 }
 
 static int io_local(pl_io *io, pure_link_addr *out) { return pl_udp_local(((posix_io *)io)->fd, out); }
@@ -379,6 +443,7 @@ static const pl_io_ops posix_ops = {
     .watch = io_watch,
     .sync_start = io_sync_start,
     .sync_result = io_sync_result,
+    .hints = io_hints,
     .local = io_local,
     .close = io_close,
 };
@@ -415,6 +480,8 @@ int pl_udp_open(const pl_io_options *o, int *out_fd, int *gro, char *err, size_t
     }
     int one = 1;
     *gro = o->gro && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) == 0;
+    /* Where a kernel refuses them the socket still works, with the kernel's own sizing. */
+    (void)pl_udp_path_options(fd, family);
     *out_fd = fd;
     return 0;
 }

@@ -24,6 +24,8 @@ typedef struct uring_io {
     pure_link_addr to;              /* the destination of the slot handed out */
     pl_uring_dgram raw[PL_IO_DGRAMS_MOST];
     pl_dgram dgrams[PL_IO_DGRAMS_MOST];
+    pl_io_hint hints[PL_IO_HINTS_MOST];
+    int more_hints;                 /* the last read of the error queue stopped full */
 } uring_io;
 
 /* The driver's counters, as pl_io_stats names them. */
@@ -34,6 +36,8 @@ static void stats_sync(uring_io *p) {
     p->io.stats.gso_batches = st.gso_sendmsgs;
     p->io.stats.send_dropped = st.send_errors;
     p->io.stats.recv_truncated = st.dropped_too_big;
+    p->io.stats.send_too_big = st.send_too_big;
+    p->io.stats.retries = st.send_retries;
     p->io.gso = st.gso;
 }
 
@@ -77,6 +81,7 @@ static void io_push(pl_io *io, size_t len) {
     }
     io->stats.datagrams_out++;
     io->stats.bytes_out += len;
+    if (len > io->stats.datagram_bytes_most) io->stats.datagram_bytes_most = len;
 }
 
 static int io_flush(pl_io *io) {
@@ -95,6 +100,7 @@ static int io_wait(pl_io *io, uint64_t deadline_ns, int want_write) {
     if (bits < 0) return bits;
     return (bits & PL_URING_READABLE ? PL_IO_READABLE : 0) | (bits & PL_URING_WRITABLE ? PL_IO_WRITABLE : 0) |
            (bits & PL_URING_SYNCED ? PL_IO_SYNCED : 0) | (bits & PL_URING_WATCHED ? PL_IO_WATCHED : 0) |
+           (bits & PL_URING_ERROR ? PL_IO_READABLE : 0) |
            (bits & PL_URING_INTERRUPTED ? PL_IO_INTERRUPTED : 0);
 }
 
@@ -107,6 +113,16 @@ static int io_sync_start(pl_io *io, const int *fds, size_t n, size_t dirs) {
 }
 
 static int io_sync_result(pl_io *io, int *result) { return pl_uring_sync_done(((uring_io *)io)->u, result); }
+
+/* The error queue is read with a plain recvmsg when the ring saw the socket's error flag. */
+static int io_hints(pl_io *io, const pl_io_hint **out) {
+    uring_io *p = (uring_io *)io;
+    *out = p->hints;
+    if (!pl_uring_error_pending(p->u) && !p->more_hints) return 0;
+    int n = pl_udp_errqueue(p->fd, p->hints, PL_IO_HINTS_MOST, &io->stats);
+    p->more_hints = n == (int)PL_IO_HINTS_MOST;
+    return n;
+}
 
 static int io_local(pl_io *io, pure_link_addr *out) { return pl_udp_local(((uring_io *)io)->fd, out); }
 
@@ -128,6 +144,7 @@ static const pl_io_ops uring_ops = {
     .watch = io_watch,
     .sync_start = io_sync_start,
     .sync_result = io_sync_result,
+    .hints = io_hints,
     .local = io_local,
     .close = io_close,
 };

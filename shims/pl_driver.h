@@ -43,6 +43,14 @@ typedef struct pl_driver_host {
      * progress lines, its own deadline; 0 when it has records to queue and room for them
      * (the loop then only looks at the network and comes back).  May be NULL. */
     uint64_t (*wake_ns)(void *ctx);
+    /* Each path hint the backend read from the kernel (pl_io.h: ICMP port or host
+     * unreachable, packet too big), after the endpoint was given it: for the host's own
+     * messages.  May be NULL. */
+    void (*hint)(void *ctx, const pl_io_hint *hint, uint64_t now_ns);
+    /* Each datagram the endpoint dropped for a key it does not know or because it did not
+     * open (`why`: pure_link_last_drop), with its bytes (valid for the call).  May be NULL. */
+    void (*dropped)(void *ctx, const pure_link_addr *from, const uint8_t *data, size_t len, uint32_t why,
+                    uint64_t now_ns);
 } pl_driver_host;
 
 /* The receiver's durable side, as the driver sees it (pl_driver_store_of() wraps the

@@ -33,6 +33,25 @@ typedef struct pl_dgram {
     size_t len;
 } pl_dgram;
 
+/* What the kernel told about a path, from its error queue (pl_udp_errqueue): about a
+ * datagram this socket sent to `to`. */
+enum {
+    PL_IO_HINT_TOO_BIG = 1,          /* ICMP fragmentation needed / packet too big, or this
+                                        host's own interface refused the size (local) */
+    PL_IO_HINT_PORT_UNREACHABLE = 2, /* ICMP port unreachable: nothing listens on that port */
+    PL_IO_HINT_HOST_UNREACHABLE = 3  /* ICMP net, host or address unreachable, or prohibited */
+};
+#define PL_IO_HINTS_MOST 64u   /* hints one call hands out (the rest wait in the kernel) */
+typedef struct pl_io_hint {
+    uint32_t kind;             /* PL_IO_HINT_* */
+    uint32_t mtu;              /* TOO_BIG: the MTU the report named (0: none) */
+    uint32_t datagram_bytes;   /* TOO_BIG: the UDP payload that MTU carries to `to` (the MTU
+                                  less 28 B for IPv4, 48 B for IPv6); 0 when unknown */
+    int local;                 /* 1: this host refused it (no ICMP crossed the network) */
+    pure_link_addr to;         /* the datagram's destination */
+    pure_link_addr from;       /* who reported it (the ICMP's source); len 0 when local or unknown */
+} pl_io_hint;
+
 /* What wait() saw (bits of its return value). */
 enum {
     PL_IO_READABLE = 1,   /* datagrams may be waiting: call recv */
@@ -74,6 +93,10 @@ typedef struct pl_io_ops {
      * that it returns 0. */
     int (*sync_start)(pl_io *io, const int *fds, size_t n, size_t dirs);
     int (*sync_result)(pl_io *io, int *result);
+    /* What the kernel reported about paths since the last call (its error queue, read
+     * when the socket flagged an error or a send or receive failed with one; never
+     * blocks): *out points at them, valid until the next call.  Returns the count. */
+    int (*hints)(pl_io *io, const pl_io_hint **out);
     /* The socket's local address (for a log line: "listening on ..."). */
     int (*local)(pl_io *io, pure_link_addr *out);
     void (*close)(pl_io *io);
@@ -86,6 +109,13 @@ typedef struct pl_io_stats {
     uint64_t gro_batches, gso_batches;   /* messages that carried several datagrams */
     uint64_t send_full, send_dropped, recv_truncated;
     uint64_t syncs;
+    /* Paths: datagrams a send refused as larger than the device's MTU (each also dropped);
+     * datagrams sent again and receives made again after a failure (a GSO train refused
+     * whole goes again one by one; an error an ICMP message left on the socket fails the
+     * next call once, whatever its own datagrams); messages read from the error queue, and
+     * the hints they gave. */
+    uint64_t send_too_big, retries, errqueue_messages, hints_too_big, hints_unreachable;
+    uint64_t datagram_bytes_most;        /* the largest datagram handed to a send */
 } pl_io_stats;
 
 struct pl_io {
@@ -120,6 +150,19 @@ int pl_io_open(const char *kind, pl_io **out, const pl_io_options *options, char
 int pl_udp_open(const pl_io_options *options, int *fd, int *gro, char *err, size_t err_len);
 /* The socket's local address into *out: 0 or a negative errno. */
 int pl_udp_local(int fd, pure_link_addr *out);
+
+/* ---- paths (io_path.c) ---- */
+/* What pl_udp_open sets on every socket: DF on every datagram with the size left to the
+ * endpoint (IP_MTU_DISCOVER = IP_PMTUDISC_PROBE, IPV6_MTU_DISCOVER = IPV6_PMTUDISC_PROBE),
+ * and ICMP errors queued for reading (IP_RECVERR, IPV6_RECVERR).  0 or a negative errno. */
+int pl_udp_path_options(int fd, int family);
+/* Reads the socket's error queue until it is empty or `most` hints are out; counts into
+ * stats.  Returns the hints written. */
+int pl_udp_errqueue(int fd, pl_io_hint *out, size_t most, pl_io_stats *stats);
+/* 1 when a send or receive that failed with errno e failed because of an error an ICMP
+ * message (or a local refusal) left on the socket: the caller reads the error queue and
+ * makes the call again, since that error was not about the call's own datagrams. */
+int pl_udp_error_is_path(int e);
 
 /* ---- addresses: a pure_link_addr holds a struct sockaddr_in or sockaddr_in6 ---- */
 

@@ -57,6 +57,10 @@ typedef struct pl_uring_stats {
     uint64_t datagrams_received, datagrams_sent, sendmsgs, gso_sendmsgs;
     uint64_t dropped_too_big;    /* received datagrams over PL_URING_DATAGRAM_MOST */
     uint64_t send_errors;        /* datagrams a sendmsg failed for (the protocol resends) */
+    uint64_t send_too_big;       /* of them, refused alone as larger than the device's MTU */
+    uint64_t send_retries;       /* datagrams sent again after a failed sendmsg: alone after
+                                    their GSO train was refused, or once after an error that
+                                    an ICMP message left on the socket */
     uint64_t recv_rearms;        /* multishot receives ended (buffers ran out) and armed again */
     uint64_t gro_buffers;        /* receive buffers that held more than one datagram */
     uint64_t fdatasyncs;
@@ -92,7 +96,9 @@ enum {
     PL_URING_WRITABLE = 2,    /* with want_write: a send slot is free again */
     PL_URING_SYNCED = 4,      /* the fdatasync batch ended: call pl_uring_sync_done */
     PL_URING_WATCHED = 8,     /* the watched descriptor is readable (or at its end) */
-    PL_URING_INTERRUPTED = 16 /* a signal arrived while waiting */
+    PL_URING_INTERRUPTED = 16,/* a signal arrived while waiting */
+    PL_URING_ERROR = 32       /* the socket flagged an error (POLLERR, or a send or receive
+                                 failed): call pl_uring_error_pending */
 };
 
 /* Submits what is queued and sleeps until one of the PL_URING_* conditions or until
@@ -101,6 +107,10 @@ enum {
  * already true.  Returns the bits (0 at the deadline) or a negative errno (the ring
  * failed).  Datagrams of the last pl_uring_recv are given back first. */
 int pl_uring_wait(pl_uring *u, uint64_t deadline_ns, int want_write, const sigset_t *mask);
+
+/* 1 once after the socket flagged an error (its error queue holds ICMP errors or local
+ * refusals: read it with recvmsg(MSG_ERRQUEUE)), else 0. */
+int pl_uring_error_pending(pl_uring *u);
 
 /* Watches one descriptor for reading (e.g. records on stdin), told by PL_URING_WATCHED;
  * -1 stops.  Returns 0, or -EPERM for a regular file or a directory (always readable: read

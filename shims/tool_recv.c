@@ -16,11 +16,23 @@
 #define RUNS_PER_PEER_DEFAULT 4u   /* run slots per wired peer, shared by all peers (about 2.4 KiB
                                       each; record bytes live in the receive pool) */
 #define PROGRESS_NS 250000000ull
+#define DROP_LOG_NS 60000000000ull /* one line per key id and kind of drop a minute, at most */
+#define DROP_KEYS_MOST 256u        /* key ids whose last line is remembered (the oldest goes) */
+#define KEY_ID_OFFSET 2u           /* spec/wire.md §3.1: version, flags, then the key id */
+#define KEY_ID_NONE 0xffffffffffull /* a reply packet (no key id) or a datagram cut short */
 
 typedef struct refusal {
     int peer;
     uint64_t run;
 } refusal;
+
+/* Dropped datagrams of one key id (and kind), and when a line last told of them. */
+typedef struct drop_key {
+    uint64_t key_id;              /* u32, or KEY_ID_NONE */
+    uint32_t why;                 /* PURE_LINK_DROP_* */
+    uint64_t logged_ns, since;    /* the last line's time; datagrams dropped after it */
+    int used;
+} drop_key;
 
 typedef struct receiver_tool {
     tool_config config;
@@ -30,6 +42,8 @@ typedef struct receiver_tool {
     refusal refused[REFUSALS_REMEMBERED];
     size_t refused_next;
     uint64_t refusals_logged, streams_opened;
+    drop_key drops[DROP_KEYS_MOST];
+    uint64_t drop_lines;
 } receiver_tool;
 
 typedef struct recv_options {
@@ -83,6 +97,53 @@ static void log_refusal(receiver_tool *t, const pure_link_event *ev) {
                   (unsigned long long)in->shape);
     tool_log("refused a stream from peer %.16s... (config line %d), source '%s', input '%s': %s", key,
              t->config.peers[ev->peer].line, ev->source, ev->input, why);
+}
+
+/* The key id a sender packet claims (spec/wire.md §3.1), or KEY_ID_NONE. */
+static uint64_t key_id_of(const uint8_t *data, size_t len) {
+    if (len < KEY_ID_OFFSET + 4 || (data[1] & 0x80) != 0) return KEY_ID_NONE;
+    const uint8_t *k = data + KEY_ID_OFFSET;
+    return (uint64_t)k[0] << 24 | (uint64_t)k[1] << 16 | (uint64_t)k[2] << 8 | k[3];
+}
+
+/* The remembered entry of (key id, why): found, else the oldest (or a free one) reused. */
+static drop_key *drop_entry(receiver_tool *t, uint64_t key_id, uint32_t why) {
+    drop_key *oldest = &t->drops[0];
+    for (size_t i = 0; i < DROP_KEYS_MOST; i++) {
+        drop_key *d = &t->drops[i];
+        if (d->used && d->key_id == key_id && d->why == why) return d;
+        if (!d->used || (oldest->used && d->logged_ns < oldest->logged_ns)) oldest = d;
+    }
+    *oldest = (drop_key){.key_id = key_id, .why = why, .used = 1};
+    return oldest;
+}
+
+/* A datagram dropped for its key or because it did not open: counted by the endpoint
+ * (dropped_unknown_key, dropped_auth), and told in one line per key id a minute. */
+static void on_dropped(void *ctx, const pure_link_addr *from, const uint8_t *data, size_t len, uint32_t why,
+                       uint64_t now) {
+    receiver_tool *t = ctx;
+    uint64_t key_id = key_id_of(data, len);
+    drop_key *d = drop_entry(t, key_id, why);
+    d->since++;
+    if (d->logged_ns != 0 && now - d->logged_ns < DROP_LOG_NS) return;
+    char where[64], id[16];
+    pl_addr_format(from, where, sizeof where);
+    if (key_id == KEY_ID_NONE) snprintf(id, sizeof id, "(none)");
+    else snprintf(id, sizeof id, "%08llx", (unsigned long long)key_id);
+    if (why == PURE_LINK_DROP_UNKNOWN_KEY)
+        tool_log("dropped %llu datagram%s from %s with key id %s: no peer line of the config has that key "
+                 "(add the sender's public key, pure-link pub, as a peer line)%s",
+                 (unsigned long long)d->since, d->since == 1 ? "" : "s", where, id,
+                 d->logged_ns ? " in the last minute" : "");
+    else
+        tool_log("dropped %llu datagram%s from %s with key id %s that did not open: the sender's --peer is not "
+                 "this receiver's public key (pure-link pub), or they were damaged or forged%s",
+                 (unsigned long long)d->since, d->since == 1 ? "" : "s", where, id,
+                 d->logged_ns ? " in the last minute" : "");
+    d->logged_ns = now ? now : 1;
+    d->since = 0;
+    t->drop_lines++;
 }
 
 static void progress(receiver_tool *t, uint64_t now, int final) {
@@ -195,7 +256,7 @@ static int finish(receiver_tool *t, pl_io *io, const pl_driver_config *dc, const
              "\"store\":{\"records_appended\":%llu,\"records_durable\":%llu,\"bytes_durable\":%llu,\"commits\":%llu,"
              "\"fdatasyncs\":%llu,\"dir_fsyncs\":%llu,\"streams_refused\":%llu,\"records_missing\":%llu,\"bytes_cut\":%llu},"
              "\"driver\":{\"turns\":%llu,\"commits\":%llu,\"commit_wait_ns_most\":%llu,\"commit_wait_ns_total\":%llu},"
-             "\"streams_opened\":%llu,\"refusals_logged\":%llu,\"exit\":%d",
+             "\"streams_opened\":%llu,\"refusals_logged\":%llu,\"drop_lines_logged\":%llu,\"exit\":%d",
              (unsigned long long)ss.records_appended, (unsigned long long)ss.records_durable,
              (unsigned long long)ss.bytes_durable, (unsigned long long)ss.commits, (unsigned long long)ss.fdatasyncs,
              (unsigned long long)ss.dir_fsyncs,
@@ -203,7 +264,7 @@ static int finish(receiver_tool *t, pl_io *io, const pl_driver_config *dc, const
              (unsigned long long)ss.bytes_cut, (unsigned long long)ds->turns, (unsigned long long)ds->commits,
              (unsigned long long)ds->commit_wait_ns_most, (unsigned long long)ds->commit_wait_ns_total,
              (unsigned long long)t->streams_opened,
-             (unsigned long long)t->refusals_logged, code);
+             (unsigned long long)t->refusals_logged, (unsigned long long)t->drop_lines, code);
     int sc = tool_report_stats(&t->report, "recv", &ep, NULL, &io->stats, extra, now);
     return code != TOOL_OK ? code : sc;
 }
@@ -237,7 +298,8 @@ int tool_recv_main(int argc, char **argv) {
         pl_driver_store ds = pl_driver_store_of(t->store);
         pl_driver_config dc = {.pl = t->pl, .io = io, .store = &ds, .stop = &tool_stop,
                                .host = {.ctx = t, .event = on_event, .turn = on_turn,
-                                        .datagram = o.link.qlog ? on_datagram : NULL, .wake_ns = wake_ns}};
+                                        .datagram = o.link.qlog ? on_datagram : NULL, .wake_ns = wake_ns,
+                                        .dropped = on_dropped}};
         char err[512];
         pl_driver_stats ds_stats;
         int r = pl_driver_run(&dc, &ds_stats, err, sizeof err);

@@ -166,12 +166,17 @@ int tool_report_stats(tool_report *r, const char *command, const pure_link_stats
     if (sender) json_stats(f, "sender", sender);
     fprintf(f, ",\"io\":{\"datagrams_in\":%llu,\"datagrams_out\":%llu,\"bytes_in\":%llu,\"bytes_out\":%llu,"
                "\"gro_batches\":%llu,\"gso_batches\":%llu,\"send_full\":%llu,\"send_dropped\":%llu,"
-               "\"recv_calls\":%llu,\"send_calls\":%llu,\"wait_calls\":%llu,\"syncs\":%llu}",
+               "\"recv_calls\":%llu,\"send_calls\":%llu,\"wait_calls\":%llu,\"syncs\":%llu,"
+               "\"send_too_big\":%llu,\"retries\":%llu,\"errqueue_messages\":%llu,\"hints_too_big\":%llu,"
+               "\"hints_unreachable\":%llu,\"datagram_bytes_most\":%llu}",
             (unsigned long long)io->datagrams_in, (unsigned long long)io->datagrams_out,
             (unsigned long long)io->bytes_in, (unsigned long long)io->bytes_out, (unsigned long long)io->gro_batches,
             (unsigned long long)io->gso_batches, (unsigned long long)io->send_full,
             (unsigned long long)io->send_dropped, (unsigned long long)io->recv_calls,
-            (unsigned long long)io->send_calls, (unsigned long long)io->wait_calls, (unsigned long long)io->syncs);
+            (unsigned long long)io->send_calls, (unsigned long long)io->wait_calls, (unsigned long long)io->syncs,
+            (unsigned long long)io->send_too_big, (unsigned long long)io->retries,
+            (unsigned long long)io->errqueue_messages, (unsigned long long)io->hints_too_big,
+            (unsigned long long)io->hints_unreachable, (unsigned long long)io->datagram_bytes_most);
     if (extra_json) fprintf(f, ",%s", extra_json);
     fprintf(f, "}\n");
     int bad = ferror(f);

@@ -17,6 +17,9 @@
 #define FRAME_HEADER_BYTES 4u                 /* --framed: a 32-bit big-endian length */
 #define PROGRESS_NS 250000000ull              /* a progress line every 250 ms */
 #define METRICS_NS 100000000ull               /* qlog metrics every 100 ms */
+#define ANSWER_CHECK_NS 250000000ull          /* answers from the receiver looked for every 250 ms */
+#define SILENCE_NS 1500000000ull              /* no answer this long while records wait: one line
+                                                 (with the check, within 2 s of the cause) */
 
 enum { SRC_LINES, SRC_FRAMED, SRC_FILES, SRC_GENERATE };
 
@@ -39,6 +42,11 @@ typedef struct sender_tool {
     uint32_t refused_reason;
     int refused, done, failed;
     pure_link_stats last;       /* the sender's figures, read at every progress step */
+    /* the path: what it said, each cause told in one line (again after answers came back) */
+    pure_link_addr to;
+    uint64_t answer_check_ns, answered_ns, opened_seen;
+    int told_port, told_host, told_silent;
+    uint32_t told_too_big_bytes;
 } sender_tool;
 
 static const char *reason_text(uint32_t reason) {
@@ -232,11 +240,79 @@ static int on_event(void *ctx, pure_link *pl, const pure_link_event *ev, int ref
     return 0;
 }
 
+/* ---- what the path says: a line for each cause, within about 2 s of it ---- */
+
+static const char *to_text(const sender_tool *t, char *buf, size_t len) { return pl_addr_format(&t->to, buf, len); }
+
+/* Looks at the answers the endpoint opened (authenticated packets from the receiver): none
+ * at all since the start, or none for a while in the middle, is told once; their return
+ * is told too. */
+static void watch_answers(sender_tool *t, pure_link *pl, uint64_t now) {
+    pure_link_stats ep = {.version = PURE_LINK_STATS_VERSION};
+    pure_link_stats_get(pl, -1, &ep);
+    char where[64];
+    if (ep.packets_opened != t->opened_seen) {
+        if (t->told_silent && t->opened_seen)
+            tool_log("answers from %s again after %.1f s", to_text(t, where, sizeof where),
+                     (double)(now - t->answered_ns) / 1e9);
+        else if (t->told_silent || t->told_port || t->told_host)
+            tool_log("answers from %s after %.1f s", to_text(t, where, sizeof where),
+                     (double)(now - t->report.start_ns) / 1e9);
+        t->opened_seen = ep.packets_opened, t->answered_ns = now;
+        t->told_silent = t->told_port = t->told_host = 0;
+        return;
+    }
+    uint64_t since = t->opened_seen ? t->answered_ns : t->report.start_ns;
+    if (t->told_silent || now - since < SILENCE_NS || t->done || (t->closed && t->stored == t->queued)) return;
+    t->told_silent = 1;
+    if (t->opened_seen == 0 && !t->told_port && !t->told_host)
+        tool_log("nothing came back from %s in %.1f s: check the address (--to), that no firewall drops UDP "
+                 "to port %u or its answers, and that --peer is the receiver's public key (pure-link pub "
+                 "RECEIVER.key): a receiver answers nothing to a wrong key; still trying",
+                 to_text(t, where, sizeof where), (double)(now - since) / 1e9, pl_addr_port(&t->to));
+    else if (t->opened_seen != 0)
+        tool_log("no answer from %s for %.1f s (%lld of %lld records stored): the path or the receiver is "
+                 "down; still trying", to_text(t, where, sizeof where), (double)(now - since) / 1e9,
+                 (long long)t->stored, (long long)t->queued);
+}
+
+/* What the kernel said about the path to the receiver (ICMP, read by the backend). */
+static void on_hint(void *ctx, const pl_io_hint *h, uint64_t now) {
+    sender_tool *t = ctx;
+    if (h->to.len != t->to.len || memcmp(h->to.bytes, t->to.bytes, t->to.len) != 0) return;
+    char where[64], who[64];
+    to_text(t, where, sizeof where);
+    if (h->from.len) pl_addr_format(&h->from, who, sizeof who);
+    else snprintf(who, sizeof who, "this host");
+    /* The port of an ICMP's source means nothing: the address alone. */
+    char *colon = strrchr(who, ':');
+    if (h->from.len && colon) *colon = 0;
+    if (h->kind == PL_IO_HINT_PORT_UNREACHABLE && !t->told_port) {
+        t->told_port = 1;
+        tool_log("the receiver's port is closed: %s answered ICMP port unreachable for %s (is pure-link recv "
+                 "running there, listening on that port?); still trying", who, where);
+    } else if (h->kind == PL_IO_HINT_HOST_UNREACHABLE && !t->told_host) {
+        t->told_host = 1;
+        tool_log("the receiver's host is unreachable: %s answered ICMP unreachable for %s (no route or no "
+                 "link to it, or a firewall that rejects; check --to); still trying", who, where);
+    } else if (h->kind == PL_IO_HINT_TOO_BIG && h->datagram_bytes && h->datagram_bytes < PURE_LINK_DATAGRAM_MOST &&
+               h->datagram_bytes != t->told_too_big_bytes) {
+        t->told_too_big_bytes = h->datagram_bytes;
+        tool_log("the path to %s carries datagrams of at most %u B (MTU %u, said by %s): going on with "
+                 "smaller ones", where, h->datagram_bytes, h->mtu, who);
+    }
+    (void)now;
+}
+
 static int on_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {
     sender_tool *t = ctx;
     if (feed(t, watched, now) != 0) {
         t->failed = 1;
         return 1;
+    }
+    if (now >= t->answer_check_ns) {
+        watch_answers(t, pl, now);
+        t->answer_check_ns = now + ANSWER_CHECK_NS;
     }
     if (now >= t->report.progress_next_ns || now >= t->next_metrics_ns) {
         pure_link_stats_get(pl, t->sender, &t->last);
@@ -259,6 +335,7 @@ static uint64_t wake_ns(void *ctx) {
     uint64_t at = t->deadline_ns;
     if (t->report.progress && t->report.progress_next_ns < at) at = t->report.progress_next_ns;
     if (t->report.qlog && t->next_metrics_ns < at) at = t->next_metrics_ns;
+    if (t->answer_check_ns < at) at = t->answer_check_ns;
     return at; /* feed() queues until the sender is full: then only the network can help */
 }
 
@@ -447,9 +524,10 @@ int tool_send_main(int argc, char **argv) {
     tool_signals(&mask);
     int code = setup_input(t, &o, argc, argv);
     if (code == TOOL_OK) code = open_sender(t, &o, &cfg, &mem);
-    pure_link_addr to;
+    pure_link_addr to = {0};
     char err[256];
     if (code == TOOL_OK) pl_addr_parse(o.to, &to, err, sizeof err), code = open_socket(&o, &to, &mask, &io);
+    t->to = to;
     if (code == TOOL_OK) code = tool_report_open(&t->report, &o.link, "pure-link send");
     if (code == TOOL_OK && t->fd == 0) {
         int w = io->ops->watch(io, 0);
@@ -465,7 +543,7 @@ int tool_send_main(int argc, char **argv) {
         else t->deadline_ns = UINT64_MAX;
         pl_driver_config dc = {.pl = t->pl, .io = io, .stop = &tool_stop,
                                .host = {.ctx = t, .event = on_event, .turn = on_turn, .datagram = on_datagram,
-                                        .wake_ns = wake_ns}};
+                                        .wake_ns = wake_ns, .hint = on_hint}};
         if (!o.link.qlog) dc.host.datagram = NULL;
         int r = pl_driver_run(&dc, NULL, err, sizeof err);
         uint64_t now = pl_now_ns();

@@ -28,7 +28,7 @@
 #define URING_SEND_SLOTS_DEFAULT 256u
 #define URING_SLOT_BYTES 1536u          /* PL_URING_DATAGRAM_MOST rounded up to cache lines */
 
-enum { OP_RECV = 1, OP_SEND = 2, OP_SYNC = 3, OP_WATCH = 4, OP_CANCEL = 5 };
+enum { OP_RECV = 1, OP_SEND = 2, OP_SYNC = 3, OP_WATCH = 4, OP_CANCEL = 5, OP_ERRPOLL = 6 };
 #define UD(kind, index) (((uint64_t)(kind) << 56) | (uint64_t)(index))
 #define UD_KIND(ud) ((unsigned)((ud) >> 56))
 #define UD_INDEX(ud) ((unsigned)((ud) & 0xffffffu))
@@ -42,6 +42,7 @@ typedef struct send_op {     /* one sendmsg: one datagram, or a GSO train of the
     struct msghdr msg;
     struct iovec iov[PL_URING_GSO_SEGMENTS_MOST];
     uint16_t slots[PL_URING_GSO_SEGMENTS_MOST];
+    uint8_t single[PL_URING_GSO_SEGMENTS_MOST];   /* each datagram's queued.single */
     union { char buf[CMSG_SPACE(sizeof(uint16_t))]; struct cmsghdr align; } ctl;
     struct sockaddr_in6 to;
     unsigned count;
@@ -49,6 +50,8 @@ typedef struct send_op {     /* one sendmsg: one datagram, or a GSO train of the
 
 typedef struct queued {      /* a datagram waiting for the next flush */
     uint16_t slot, len;
+    uint8_t single;          /* 1: in no GSO train (its train was refused); 2: and sent again
+                                once already after a failure */
     socklen_t to_len;
     struct sockaddr_in6 to;
 } queued;
@@ -73,6 +76,8 @@ struct pl_uring {
     int slot_taken;
     queued *q;
     send_op *ops;
+    /* the socket's error flag (POLLERR: an ICMP error or a local refusal is queued) */
+    int errpoll_armed, error_pending;
     /* the watched descriptor */
     int watched, watch_armed, watch_ready;
     unsigned watch_generation;
@@ -149,6 +154,10 @@ static void recv_complete(pl_uring *u, const struct io_uring_cqe *cqe) {
             u->bufs_target = u->bufs_target * 2 < u->recv_buffers ? u->bufs_target * 2 : u->recv_buffers;
         }
         if (cqe->res == -EINVAL && !u->recv_seen) u->recv_unsupported = 1;
+        /* An ICMP error left on the socket ends the receive (it is armed again): the error
+         * queue says what it was. */
+        if (cqe->res < 0 && cqe->res != -ENOBUFS && cqe->res != -ECANCELED && cqe->res != -EINVAL)
+            u->error_pending = 1;
     }
     if (!(cqe->flags & IORING_CQE_F_BUFFER)) return;
     unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
@@ -181,18 +190,47 @@ static void recv_release(pl_uring *u) {
 
 /* ---- send ---- */
 
+/* Queues a slot of a failed send again, alone; returns 1, or 0 when it goes no more. */
+static int send_again(pl_uring *u, const send_op *op, unsigned i, int res) {
+    /* A train refused whole: a segment over the device's MTU (EINVAL) or a device that
+     * cannot segment (EIO): each datagram goes alone, and one too big then fails alone. */
+    int train = op->count > 1 && (res == -EINVAL || res == -EIO || res == -EOPNOTSUPP || res == -EMSGSIZE);
+    /* A single datagram that failed with another error than its size: an ICMP error about
+     * an earlier datagram fails the next send once, whatever that one is. */
+    int once = op->count == 1 && op->single[0] < 2 && res != -EMSGSIZE && res != -EINVAL;
+    if (!train && !once) return 0;
+    queued *e = &u->q[u->q_len++];
+    *e = (queued){ .slot = op->slots[i], .len = (uint16_t)op->iov[i].iov_len, .single = train ? 1 : 2,
+                   .to_len = op->msg.msg_namelen, .to = op->to };
+    return 1;
+}
+
 static void send_complete(pl_uring *u, const struct io_uring_cqe *cqe) {
     send_op *op = &u->ops[UD_INDEX(cqe->user_data)];
+    unsigned kept = 0;
     if (cqe->res < 0) {
-        u->st.send_errors += op->count;
         /* A device that cannot segment refuses GSO with EIO: later trains go one by one. */
         if (cqe->res == -EIO && op->count > 1) u->gso = 0;
+        if (cqe->res == -EMSGSIZE && op->count == 1) u->st.send_too_big++;
+        if (cqe->res != -EINVAL && cqe->res != -EIO) u->error_pending = 1;   /* the error queue may say more */
+        for (unsigned i = 0; i < op->count; i++) {
+            unsigned again = (unsigned)send_again(u, op, i, cqe->res);
+            if (!again) u->free_slots[u->free_slots_len++] = op->slots[i];
+            kept += again;
+        }
+        u->st.send_errors += op->count - kept;
+        u->st.send_retries += kept;
     } else {
         u->st.datagrams_sent += op->count;
+        for (unsigned i = 0; i < op->count; i++) u->free_slots[u->free_slots_len++] = op->slots[i];
     }
-    for (unsigned i = 0; i < op->count; i++) u->free_slots[u->free_slots_len++] = op->slots[i];
     u->free_ops[u->free_ops_len++] = (uint16_t)(op - u->ops);
     u->sends_in_flight--;
+}
+
+static void errpoll_complete(pl_uring *u, const struct io_uring_cqe *cqe) {
+    if (!(cqe->flags & IORING_CQE_F_MORE)) u->errpoll_armed = 0;
+    if (cqe->res > 0 && (cqe->res & POLLERR)) u->error_pending = 1;
 }
 
 static void sync_complete(pl_uring *u, const struct io_uring_cqe *cqe) {
@@ -217,6 +255,7 @@ static void uring_reap(pl_uring *u) {
         case OP_SEND: send_complete(u, cqe); break;
         case OP_SYNC: sync_complete(u, cqe); break;
         case OP_WATCH: watch_complete(u, cqe); break;
+        case OP_ERRPOLL: errpoll_complete(u, cqe); break;
         default: break;
         }
         seen++;
@@ -256,6 +295,7 @@ int pl_uring_send_queue(pl_uring *u, size_t len, const struct sockaddr *to, sock
     queued *e = &u->q[u->q_len++];
     e->slot = (uint16_t)u->slot_taken;
     e->len = (uint16_t)len;
+    e->single = 0;
     e->to_len = to_len;
     memset(&e->to, 0, sizeof e->to);
     memcpy(&e->to, to, to_len);
@@ -269,10 +309,10 @@ static unsigned send_train(const pl_uring *u, unsigned first) {
     const queued *a = &u->q[first];
     unsigned n = 1;
     size_t bytes = a->len;
-    if (!u->gso || a->len == 0) return 1;
+    if (!u->gso || a->len == 0 || a->single) return 1;
     while (first + n < u->q_len && n < PL_URING_GSO_SEGMENTS_MOST) {
         const queued *b = &u->q[first + n];
-        if (b->len == 0 || b->len > a->len || bytes + b->len > PL_URING_GSO_BYTES_MOST) break;
+        if (b->len == 0 || b->single || b->len > a->len || bytes + b->len > PL_URING_GSO_BYTES_MOST) break;
         if (b->to_len != a->to_len || memcmp(&b->to, &a->to, a->to_len) != 0) break;
         bytes += b->len;
         n++;
@@ -286,6 +326,7 @@ static void send_prep(pl_uring *u, send_op *op, unsigned first, unsigned n, stru
     memset(&op->msg, 0, sizeof op->msg);
     for (unsigned i = 0; i < n; i++) {
         op->slots[i] = u->q[first + i].slot;
+        op->single[i] = u->q[first + i].single;
         op->iov[i] = (struct iovec){ u->send_mem + (size_t)op->slots[i] * URING_SLOT_BYTES, u->q[first + i].len };
     }
     op->count = n;
@@ -362,14 +403,33 @@ int pl_uring_watch(pl_uring *u, int fd) {
 /* What is ready now, as PL_URING_* bits; the watched descriptor's readiness is told once. */
 static int uring_ready(pl_uring *u, int want_write) {
     int bits = (u->rq_head != u->rq_tail ? PL_URING_READABLE : 0) | (u->sync_ended ? PL_URING_SYNCED : 0) |
+               (u->error_pending ? PL_URING_ERROR : 0) |
                (want_write && u->free_slots_len > 0 ? PL_URING_WRITABLE : 0) | (u->watch_ready ? PL_URING_WATCHED : 0);
     u->watch_ready = 0;
     return bits;
 }
 
+/* Polls the socket for POLLERR (multishot): an error queued by the kernel. */
+static int errpoll_arm(pl_uring *u) {
+    if (u->errpoll_armed) return 0;
+    struct io_uring_sqe *sqe = uring_sqe(u);
+    if (!sqe) return -EBUSY;
+    io_uring_prep_poll_multishot(sqe, u->fd, POLLERR);
+    io_uring_sqe_set_data64(sqe, UD(OP_ERRPOLL, 0));
+    u->errpoll_armed = 1;
+    return 0;
+}
+
 static int wait_arm(pl_uring *u) {
     int r = recv_arm(u);
+    if (r == 0) r = errpoll_arm(u);
     return r < 0 ? r : watch_arm(u);
+}
+
+int pl_uring_error_pending(pl_uring *u) {
+    int e = u->error_pending;
+    u->error_pending = 0;
+    return e;
 }
 
 /* One pass without sleeping (one system call at most: submit and collect), then sleeps in
@@ -635,9 +695,13 @@ static void close_drain(pl_uring *u) {
         io_uring_prep_cancel64(sqe, UD(OP_RECV, 0), 0);
         io_uring_sqe_set_data64(sqe, UD(OP_CANCEL, 0));
     }
+    if (u->errpoll_armed && (sqe = uring_sqe(u)) != NULL) {
+        io_uring_prep_poll_remove(sqe, UD(OP_ERRPOLL, 0));
+        io_uring_sqe_set_data64(sqe, UD(OP_CANCEL, 0));
+    }
     int r = send_build(u);
     if (r == 0) r = pl_uring_watch(u, -1);
-    while (r == 0 && (u->recv_armed || u->sends_in_flight || u->sync_pending)) {
+    while (r == 0 && (u->recv_armed || u->errpoll_armed || u->sends_in_flight || u->sync_pending)) {
         r = submit_result(io_uring_submit_and_wait(&u->ring, 1));
         uring_reap(u);
     }

@@ -183,7 +183,42 @@ static void stats_for_sender_and_endpoint(void) {
     ll_free(&n);
 }
 
+/* pure_link_last_drop names the drops a host may tell its operator about, one datagram at
+ * a time: a key the receiver does not know, a packet that does not open; else 0. */
+static void last_drop_names_unknown_key_and_auth(void) {
+    ll_net n;
+    ll_init(&n, 34, 1000000);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL), c = ll_node_add(&n, NULL);
+    CHECK(ll_wire(&n, b, a, "*") == 0);   /* a is wired at b, c is not */
+    int sa = ll_link(&n, a, b, "out", "in", 1), sc = ll_link(&n, c, b, "out", "in", 1);
+    CHECK(pure_link_send(n.node[a].pl, sa, "record", 6, 0) == 0);
+    CHECK(pure_link_send(n.node[c].pl, sc, "record", 6, 0) == 0);
+    uint8_t pa[PURE_LINK_DATAGRAM_MOST], pc[PURE_LINK_DATAGRAM_MOST], bad[PURE_LINK_DATAGRAM_MOST];
+    pure_link_addr to;
+    int la = pure_link_pull(n.node[a].pl, pa, sizeof pa, &to, 0), lc = pure_link_pull(n.node[c].pl, pc, sizeof pc, &to, 0);
+    CHECK(la > 32 && lc > 32);
+    pure_link *rx = n.node[b].pl;
+    CHECK_EQ_U(pure_link_last_drop(rx), 0);
+    memcpy(bad, pa, (size_t)la);
+    bad[la - 1] ^= 1;   /* the tag */
+    CHECK(pure_link_receive(rx, &n.node[a].addr, bad, (size_t)la, 0) == 0);
+    CHECK_EQ_U(pure_link_last_drop(rx), PURE_LINK_DROP_AUTH);
+    CHECK(pure_link_receive(rx, &n.node[a].addr, pa, (size_t)la, 0) == 0);
+    CHECK_EQ_U(pure_link_last_drop(rx), 0);
+    CHECK(pure_link_receive(rx, &n.node[c].addr, pc, (size_t)lc, 0) == 0);
+    CHECK_EQ_U(pure_link_last_drop(rx), PURE_LINK_DROP_UNKNOWN_KEY);
+    CHECK(pure_link_receive(rx, &n.node[c].addr, pc, 3, 0) == 0);   /* a bad header: another drop */
+    CHECK_EQ_U(pure_link_last_drop(rx), 0);
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(rx, -1, &st) == 0);
+    CHECK_EQ_U(st.dropped_auth, 1);
+    CHECK_EQ_U(st.dropped_unknown_key, 1);
+    CHECK_EQ_U(st.dropped_bad_header, 1);
+    ll_free(&n);
+}
+
 TEST_MAIN(TEST_CASE(config_limits_give_size_zero), TEST_CASE(init_refuses_too_little_memory),
           TEST_CASE(sender_names_and_queue_bounds), TEST_CASE(wiring_refuses_a_key_id_twice),
           TEST_CASE(none_gives_one_sided_endpoints),
-          TEST_CASE(every_error_has_a_name), TEST_CASE(stats_for_sender_and_endpoint))
+          TEST_CASE(every_error_has_a_name), TEST_CASE(stats_for_sender_and_endpoint),
+          TEST_CASE(last_drop_names_unknown_key_and_auth))
