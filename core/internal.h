@@ -42,6 +42,11 @@
 #define PL_REFUSE_WAIT_NS_MOST  (64 * PL_NS_PER_S)  /* ... doubling up to 64 s */
 #define PL_HOST_ANSWER_NS_MOST  (1 * PL_NS_PER_S)   /* unanswered STREAM_OPEN counts as refused */
 #define PL_OLD_EPOCH_NS         (10 * PL_NS_PER_S)  /* old epoch keys kept after a change */
+#define PL_RUN_SETTLED_NS       (100 * PL_NS_PER_MS) /* a run with nothing outstanding, quiet this
+                                                       long, gives its slot to a new run (§8) */
+#define PL_RUN_UNPROVEN_NS      (1 * PL_NS_PER_S)   /* a run never proven live, likewise (§8) */
+#define PL_RUN_STOPPED_NS       (1 * PL_NS_PER_S)   /* a run quiet this long gives back its pool
+                                                       blocks past delivery and its ticket (§4.2) */
 #define PL_COPIES_MOST          16u    /* copies of app-limited packets waiting to go */
 #define PL_COPY_GAP_NS_LEAST    (1 * PL_NS_PER_MS)   /* a copy leaves srtt/4 after its packet, */
 #define PL_COPY_GAP_NS_MOST     (20 * PL_NS_PER_MS)  /* within these bounds */
@@ -90,6 +95,7 @@ typedef enum pl_run_timer {
     PL_RT_ACK = 0,       /* ack delay ran out */
     PL_RT_HOST,          /* host did not answer STREAM_OPEN */
     PL_RT_OLD_EPOCH,     /* drop the previous epoch's keys */
+    PL_RT_STOPPED,       /* a run holding pool memory may have stopped: look (pool.c) */
     PL_RT_COUNT
 } pl_run_timer;
 
@@ -305,6 +311,7 @@ typedef struct pl_run {
     uint64_t mem_top;                      /* highest block number held + 1 */
     uint8_t ticket_state;                  /* pl_ticket_state */
     uint64_t ticket_end;                   /* end of the record the ticket is (to be) for */
+    uint64_t ticket_entry;                 /* number of its entry in the ticket's queue */
     pl_rangeset have;                      /* stream ranges received beyond deliver_off: */
     pl_range have_inline[PL_RANGES_INLINE]; /* here, or in hole table have_table (holes.c) */
     uint32_t have_table;                   /* its number + 1; 0: none */
@@ -324,7 +331,8 @@ typedef struct pl_peer {
     uint8_t e0[32];                        /* E(0) of this peer, once e0_ready */
     uint8_t e0_ready;
     char sources[PL_SOURCES_BYTES];
-    uint32_t runs;                         /* run slots held */
+    uint32_t runs;                         /* run slots held (pl_run_reset counts them) */
+    uint32_t runs_holding;                 /* of them, runs holding pool blocks (pool.c) */
     uint64_t offer_tat_ns;                 /* X25519 rate (GCRA, see PL_OFFERS_PER_S) */
 } pl_peer;
 
@@ -438,11 +446,13 @@ typedef struct pl_pool {
     pl_blocks store;
     pl_map map;                            /* (run slot, block number) -> block, see pool.c */
     uint32_t runs_holding;                 /* runs that hold at least one block */
+    uint32_t peers_holding;                /* peers with a run that holds one */
     uint32_t big_blocks;                   /* kept outside the shares for one largest record */
     int ticket;                            /* run slot holding the ticket, -1: none */
     uint32_t promised;                     /* free blocks kept for the ticket's record */
     uint32_t *queue;                       /* run slots waiting for the ticket, FIFO */
     uint32_t queue_head, queue_count, queue_most;
+    uint64_t queue_head_no;                /* the head entry's number (entries count up) */
     uint8_t *stage;                        /* PL_STAGE_BYTES hand-over ring */
     uint64_t stage_head, stage_tail, stage_popped_end;
 } pl_pool;
@@ -689,6 +699,7 @@ void pl_run_mem_stored(pure_link *pl, pl_run *r, uint64_t from);
 void pl_run_mem_release(pure_link *pl, pl_run *r);
 void pl_run_mem_trim(pure_link *pl, pl_run *r);
 void pl_run_mem_broken(pure_link *pl, pl_run *r);
+void pl_run_mem_stopped(pure_link *pl, pl_run *r, uint64_t now_ns);
 const uint8_t *pl_stage_record(pure_link *pl, const pl_run *r, uint64_t start, size_t len, uint64_t *end_out);
 void pl_stage_release(pure_link *pl);
 

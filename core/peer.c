@@ -117,11 +117,13 @@ void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_l
     pl_run_have_clear(pl, r);
     for (uint32_t i = 0; i < PL_EPOCH_KEYS; i++) pl_keys_wipe(pl, &r->keys[i]);
     int handle = r->handle;
+    if (r->in_use) pl->peers[r->peer].runs--;  /* the slot's earlier run lets it go */
     memset(r, 0, sizeof *r);
     r->handle = handle;
     if ((uint32_t)handle + 1 > pl->runs_used) pl->runs_used = (uint32_t)handle + 1;
     r->in_use = 1;
     r->peer = peer;
+    pl->peers[peer].runs++;
     r->run = run;
     r->last_heard_ns = now_ns;
     r->largest_pn = PL_NONE;

@@ -30,14 +30,33 @@ void pl_pool_init(pl_pool *p, const pure_link_config *c) {
 
 /* ---- Shares and the ticket ---- */
 
+/* Run r holds pool memory or the ticket: look again PL_RUN_STOPPED_NS after it was last
+ * heard (pl_run_mem_stopped). */
+static void stopped_watch(pure_link *pl, pl_run *r) {
+    if (r->timers[PL_RT_STOPPED] == PL_NONE) pl_run_timer_set(pl, r, PL_RT_STOPPED, r->last_heard_ns + PL_RUN_STOPPED_NS);
+}
+
 static uint32_t blocks_of(uint64_t lo, uint64_t hi) {
     return hi <= lo ? 0 : (uint32_t)((hi - 1) / PL_BLOCK_BYTES - lo / PL_BLOCK_BYTES + 1);
 }
 
 /* A queued entry still asks for the ticket: its run waits and has not handed the record
- * over yet (the shares may have grown back and let it through before its turn came). */
+ * over yet (the shares may have grown back and let it through before its turn came).  An
+ * entry is its run's only while the run's entry number names it: a run that let go and asked
+ * again, or a slot's next run, queues anew at the back. */
 static int ticket_live(const pl_run *r) {
     return r->in_use && r->ticket_state == PL_TICKET_WAITING && r->deliver_off < r->ticket_end;
+}
+
+/* The run of queue entry i (from the head) if the entry still asks for the ticket, else NULL. */
+static pl_run *entry_run(const pure_link *pl, uint32_t i) {
+    const pl_pool *p = &pl->pool;
+    pl_run *r = &pl->runs[p->queue[(p->queue_head + i) % p->queue_most]];
+    return ticket_live(r) && r->ticket_entry == p->queue_head_no + i ? r : NULL;
+}
+
+static void queue_pop(pl_pool *p) {
+    p->queue_head = (p->queue_head + 1) % p->queue_most, p->queue_count--, p->queue_head_no++;
 }
 
 /* Blocks run r's record still needs to be held whole. */
@@ -50,8 +69,7 @@ static uint32_t ticket_need(const pl_run *r) {
 static const pl_run *waiting_head(const pure_link *pl) {
     const pl_pool *p = &pl->pool;
     if (p->ticket >= 0 || p->queue_count == 0) return NULL;
-    const pl_run *r = &pl->runs[p->queue[p->queue_head]];
-    return ticket_live(r) ? r : NULL;
+    return entry_run(pl, 0);
 }
 
 /* Blocks the first waiting run's record still needs (0 when none waits). */
@@ -79,8 +97,10 @@ uint64_t pl_run_window(const pure_link *pl, const pl_run *r) {
      * the waiting record and it gathers them whatever the others hold or are sent. */
     const pl_run *head = waiting_head(pl);
     if (head != NULL && head != r) return r->deliver_off - r->stored_off;
-    uint32_t holders = p->runs_holding + (r->mem_blocks == 0);
-    uint64_t share = (uint64_t)((p->store.blocks - reserve_blocks(pl)) / holders) * PL_BLOCK_BYTES;
+    /* Per peer first, then per run within the peer (r and its peer counted). */
+    const pl_peer *peer = &pl->peers[r->peer];
+    uint32_t peers = p->peers_holding + (peer->runs_holding == 0), runs = peer->runs_holding + (r->mem_blocks == 0);
+    uint64_t share = (uint64_t)((p->store.blocks - reserve_blocks(pl)) / peers / runs) * PL_BLOCK_BYTES;
     return share < pl->config.stream_buffer_bytes ? share : pl->config.stream_buffer_bytes;
 }
 
@@ -96,28 +116,49 @@ uint64_t pl_run_pool_free(const pure_link *pl, const pl_run *r) {
 static void ticket_grant(pure_link *pl) {
     pl_pool *p = &pl->pool;
     while (p->ticket < 0 && p->queue_count > 0) {
-        pl_run *r = &pl->runs[p->queue[p->queue_head]];
-        if (!ticket_live(r)) {
-            if (r->in_use && r->ticket_state == PL_TICKET_WAITING) r->ticket_state = PL_TICKET_NONE;
-            p->queue_head = (p->queue_head + 1) % p->queue_most, p->queue_count--;
+        pl_run *r = entry_run(pl, 0);
+        if (r == NULL) {
+            r = &pl->runs[p->queue[p->queue_head]];
+            if (r->in_use && r->ticket_state == PL_TICKET_WAITING && r->deliver_off >= r->ticket_end &&
+                r->ticket_entry == p->queue_head_no)
+                r->ticket_state = PL_TICKET_NONE;  /* its record went through before its turn */
+            queue_pop(p);
             continue;
         }
         uint32_t need = ticket_need(r);
         if (p->store.free_count < need) return;
-        p->queue_head = (p->queue_head + 1) % p->queue_most, p->queue_count--;
+        queue_pop(p);
         p->ticket = r->handle;
         p->promised = need;
         r->ticket_state = PL_TICKET_HELD;
+        stopped_watch(pl, r);
     }
+}
+
+/* Keeps only the entries that still ask, in order: a full queue then holds one entry per
+ * waiting run at most, and the slots are as many as the runs. */
+static void queue_compact(pure_link *pl) {
+    pl_pool *p = &pl->pool;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < p->queue_count; i++) {
+        pl_run *r = entry_run(pl, i);
+        if (r == NULL) continue;
+        p->queue[(p->queue_head + kept) % p->queue_most] = (uint32_t)r->handle;
+        r->ticket_entry = p->queue_head_no + kept++;
+    }
+    p->queue_count = kept;
 }
 
 /* Run r's next record ends at stream offset end, beyond its share: it queues for the ticket. */
 void pl_run_ticket_ask(pure_link *pl, pl_run *r, uint64_t end) {
     pl_pool *p = &pl->pool;
     assert(end - r->stored_off <= pl->config.stream_buffer_bytes);
-    if (r->ticket_state != PL_TICKET_NONE || p->queue_count == p->queue_most) return;
+    if (r->ticket_state != PL_TICKET_NONE) return;
+    if (p->queue_count == p->queue_most) queue_compact(pl);
+    assert(p->queue_count < p->queue_most);  /* r itself has no live entry */
     r->ticket_state = PL_TICKET_WAITING;
     r->ticket_end = end;
+    r->ticket_entry = p->queue_head_no + p->queue_count;
     p->queue[(p->queue_head + p->queue_count) % p->queue_most] = (uint32_t)r->handle;
     p->queue_count++;
     ticket_grant(pl);
@@ -160,7 +201,11 @@ static uint8_t *block_get(pure_link *pl, pl_run *r, uint64_t block_no) {
     uint32_t block = pl_blocks_take(&p->store);
     if (holder && p->promised > 0) p->promised--;
     pl_map_put(&p->map, map_key(r, block_no), block);
-    if (r->mem_blocks++ == 0) p->runs_holding++;
+    if (r->mem_blocks++ == 0) {
+        p->runs_holding++;
+        if (pl->peers[r->peer].runs_holding++ == 0) p->peers_holding++;
+        stopped_watch(pl, r);
+    }
     if (block_no + 1 > r->mem_top) r->mem_top = block_no + 1;
     return pl_block_bytes(&p->store, block);
 }
@@ -173,7 +218,10 @@ static void block_give(pure_link *pl, pl_run *r, uint64_t block_no) {
     pl_blocks_give(&p->store, block);
     pl_map_del(&p->map, key, block);
     assert(r->mem_blocks > 0);
-    if (--r->mem_blocks == 0) p->runs_holding--, r->mem_top = 0;
+    if (--r->mem_blocks == 0) {
+        p->runs_holding--, r->mem_top = 0;
+        if (--pl->peers[r->peer].runs_holding == 0) p->peers_holding--;
+    }
 }
 
 /* Writes n bytes at stream offset off; 0, or -1 (nothing written) when the pool cannot
@@ -243,6 +291,20 @@ void pl_run_mem_broken(pure_link *pl, pl_run *r) {
     pl_rangeset_remove(&r->have, r->deliver_off, UINT64_MAX);
     pl_run_have_fit(pl, r);
     mem_give_from(pl, r, r->deliver_off);
+}
+
+/* Run r holds pool memory or the ticket.  If it has not been heard for PL_RUN_STOPPED_NS
+ * (its sender crashed mid-record, say), it gives both back as a broken stream does: its
+ * bytes past the delivery point come again if the sender does (the 1 s resend rule, or a
+ * new run), and what it handed over stays until the host stores it (spec/protocol.md §4.2). */
+void pl_run_mem_stopped(pure_link *pl, pl_run *r, uint64_t now_ns) {
+    if (r->mem_blocks == 0 && r->ticket_state == PL_TICKET_NONE) return;
+    if (now_ns - r->last_heard_ns < PL_RUN_STOPPED_NS) {
+        pl_run_timer_set(pl, r, PL_RT_STOPPED, r->last_heard_ns + PL_RUN_STOPPED_NS);
+        return;
+    }
+    pl_run_mem_broken(pl, r);
+    if (r->mem_blocks > 0) pl_run_timer_set(pl, r, PL_RT_STOPPED, now_ns + PL_RUN_STOPPED_NS);
 }
 
 /* The stored mark moved from `from` to r->stored_off: blocks wholly below it go back. */

@@ -322,8 +322,9 @@ PURE_LINK_API int pure_link_event_next(pure_link *pl, pure_link_event *ev);
  * with the process, and the records after the last one the sender heard stored are then
  * written twice.  shims/pl_store.h keeps it for its users.
  *
- * Handles: a stream handle names a run slot.  After a run is quiet for idle_ns its slot
- * may serve another run: a STREAM_OPEN on a handle ends the previous run's use of it, and
+ * Handles: a stream handle names a run slot.  After a run is quiet for idle_ns, or sooner
+ * once the host has stored all it handed over (spec/protocol.md §8), its slot may serve
+ * another run, of any peer: a STREAM_OPEN on a handle ends the previous run's use of it, and
  * a run that comes back after going idle may come on another handle.  Key host state on
  * (peer, run), never on the handle alone; the run's state may be forgotten once its
  * records are durable, because the stored count is what a later STREAM_OPEN needs. */

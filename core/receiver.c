@@ -27,21 +27,74 @@ int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char
     return peer_index(pl, p);
 }
 
-/* The seed's slot rule: a peer's longest-quiet run gives up its slot only when it is idle;
- * while every run of the peer is alive, the peer gets one more slot (up to 64). */
+/* ---- Run slots (spec/protocol.md §8): they belong to the receiver, not to a peer. ---- */
+
+/* Can the host let go of run r's slot?  Not while r's STREAM_OPEN is unanswered (the
+ * answer names the handle alone) or an event of r waits to be queued. */
+static int slot_host_done(const pl_run *r) {
+    return r->stream_state != PL_STREAM_ASKING && !r->open_event_due && !r->epoch_event_due && !r->refused_event_due;
+}
+
+/* Nothing of run r is outstanding: every record handed over is stored, no byte is held. */
+static int run_settled(const pl_run *r) {
+    return r->stored_record == r->deliver_record && r->mem_blocks == 0 && r->have.count == 0 &&
+           r->ticket_state == PL_TICKET_NONE;
+}
+
+/* May a new run of any peer take r's slot?  Idle; or quiet and cheap to lose: never proven
+ * live (a replayed first packet builds such a run), or settled.  A live sender of such a
+ * run draws LOST with its next packet and builds it again (§7). */
+static int slot_reusable(const pure_link *pl, const pl_run *r, uint64_t now_ns) {
+    uint64_t quiet = now_ns - r->last_heard_ns;
+    if (!slot_host_done(r)) return 0;
+    if (quiet >= pl->config.idle_ns) return 1;
+    if (!r->fresh) return quiet >= PL_RUN_UNPROVEN_NS;
+    return quiet >= PL_RUN_SETTLED_NS && run_settled(r);
+}
+
+/* A peer's fair share of the slots: all of them over the peers that hold one, the asking
+ * peer counted. */
+static uint32_t slot_share(const pure_link *pl, const pl_peer *asking) {
+    uint32_t peers = asking->runs == 0;
+    for (uint32_t i = 0; i < pl->peers_used; i++) peers += pl->peers[i].runs > 0;
+    return pl->config.runs_most / peers;
+}
+
+/* May a peer below its share take r's slot, r's peer being above it?  Only once the host
+ * has nothing of r left to store, so that no call of the host meets the slot's next run. */
+static int slot_preemptable(const pure_link *pl, const pl_run *r, uint32_t share) {
+    return pl->peers[r->peer].runs > share && slot_host_done(r) && r->stored_record == r->deliver_record;
+}
+
+static pl_run *quieter(pl_run *a, pl_run *b) {
+    return b == NULL || (a != NULL && a->last_heard_ns < b->last_heard_ns) ? a : b;
+}
+
+/* The slot for a new run of `peer`: an idle one, else a free one, else the longest-quiet
+ * reusable one, else (below its share) the longest-quiet preemptable run of a peer above
+ * its share.  A peer that holds 64 slots takes only its own. */
 static pl_run *run_slot_for(pure_link *pl, int peer, uint64_t now_ns) {
-    pl_run *quiet = NULL, *free_slot = NULL;
-    uint32_t held = 0;
+    const pl_peer *p = &pl->peers[peer];
+    int capped = p->runs >= PURE_LINK_RUNS_PER_PEER;
+    uint32_t share = slot_share(pl, p);
+    pl_run *idle = NULL, *free_slot = NULL, *reusable = NULL, *preempt = NULL;
     for (uint32_t i = 0; i < pl->runs_used; i++) {
         pl_run *r = &pl->runs[i];
         if (!r->in_use) { if (free_slot == NULL) free_slot = r; continue; }
-        if (r->peer != peer) continue;
-        held++;
-        if (quiet == NULL || r->last_heard_ns < quiet->last_heard_ns) quiet = r;
+        if (capped && r->peer != peer) continue;
+        if (slot_reusable(pl, r, now_ns)) {
+            reusable = quieter(r, reusable);
+            if (now_ns - r->last_heard_ns >= pl->config.idle_ns) idle = quieter(r, idle);
+        } else if (!capped && p->runs < share && slot_preemptable(pl, r, share)) {
+            preempt = quieter(r, preempt);
+        }
     }
-    if (quiet != NULL && now_ns - quiet->last_heard_ns >= pl->config.idle_ns) return quiet;
-    if (held >= PURE_LINK_RUNS_PER_PEER) return NULL;
-    return free_slot != NULL ? free_slot : pl_run_fresh(pl);
+    if (idle != NULL) return idle;
+    if (!capped) {
+        pl_run *fresh = free_slot != NULL ? free_slot : pl_run_fresh(pl);
+        if (fresh != NULL) return fresh;
+    }
+    return reusable != NULL ? reusable : preempt;
 }
 
 /* Opens a sender packet with the run's key of the header's epoch, in place. */
@@ -240,6 +293,10 @@ void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns) {
         pl_run_timer_set(pl, r, PL_RT_OLD_EPOCH, PL_NONE);
         for (uint32_t i = 0; i < PL_EPOCH_KEYS; i++)
             if (r->keys[i].valid && r->keys[i].epoch < r->epoch) pl_keys_wipe(pl, &r->keys[i]);
+    }
+    if (r->timers[PL_RT_STOPPED] <= now_ns) {
+        pl_run_timer_set(pl, r, PL_RT_STOPPED, PL_NONE);
+        pl_run_mem_stopped(pl, r, now_ns);
     }
     pl_receiver_deliver(pl, r);
     pl_run_emit(pl, r);

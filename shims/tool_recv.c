@@ -284,8 +284,8 @@ int tool_recv_main(int argc, char **argv) {
     if (code == TOOL_OK) {
         cfg.senders_most = PURE_LINK_NONE;
         cfg.peers_most = (uint32_t)t->config.peers_len;
-        /* Every wired peer may have runs at once: a run finds no slot while every slot is
-         * held by a run that is not idle, and waits (unanswered) until one is. */
+        /* Every wired peer may have runs at once: the slots are shared, and a run that
+         * finds none (spec/protocol.md §8) waits, unanswered, until one comes free. */
         cfg.runs_most = (uint32_t)(t->config.peers_len * RUNS_PER_PEER_DEFAULT);
         cfg.memo_enabled = t->config.memo != NULL;
         mem = tool_endpoint(&cfg, &t->pl);

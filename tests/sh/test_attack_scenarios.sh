@@ -6,7 +6,7 @@
 # one of its checks (so the scenario is known to catch it), and the commit that closes the
 # hole removes it from the list.  Virtual time only.
 set -eu
-XFAIL="attack-refused-replay-memo-yes attack-reply-replay-runs attack-slots-short-runs attack-slots-replayed-first attack-pool-crash-mid-record attack-pool-greedy-peer"
+XFAIL="attack-refused-replay-memo-yes attack-reply-replay-runs"
 sim=${B:-build}/pure-link-sim
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

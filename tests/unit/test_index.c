@@ -152,7 +152,8 @@ static int heap_consistent(ll_net *n, void *arg) {
 }
 
 /* Three nodes send over four outputs each to a receiver of six run slots that go idle after
- * 300 ms: runs come, wait for a slot, take an idle one's, and the heap follows them all. */
+ * 300 ms: runs come, wait for a slot, take an idle, settled or preempted one's, and the heap
+ * follows them all. */
 static void deadline_heap_follows_the_runs(void) {
     ll_net n;
     ll_init(&n, 21, 5 * PL_NS_PER_MS);
@@ -180,7 +181,11 @@ static void deadline_heap_follows_the_runs(void) {
     CHECK(heap_checks > 1000);
     pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
     pure_link_stats_get(n.node[rx].pl, -1, &st);
-    CHECK_EQ_U(st.run_key_builds, 12);  /* every output's run, in six slots */
+    fprintf(stderr, "  %llu run key builds, %llu packets without a slot\n", (unsigned long long)st.run_key_builds, (unsigned long long)st.dropped_no_slot);
+    /* Every output's run, in six slots; a run that lost its slot while quiet (to a peer
+     * below its share of the slots, or settled) and came back was built again. */
+    CHECK(st.run_key_builds >= 12 && st.run_key_builds <= 24);
+    CHECK_EQ_U(n.node[rx].duplicates, 0);
     CHECK(st.dropped_no_slot > 0);      /* some waited for a slot to go idle */
     ll_free(&n);
 }
