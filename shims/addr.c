@@ -87,7 +87,8 @@ int pl_addr_parse(const char *text, pure_link_addr *out, char *err, size_t err_l
     return r;
 }
 
-const char *pl_addr_format(const pure_link_addr *a, char *buf, size_t len) {
+/* "a.b.c.d:port", "[v6]:port", or without the port when with_port is 0 (and no brackets). */
+static const char *format(const pure_link_addr *a, int with_port, char *buf, size_t len) {
     assert(len >= 64);
     char host[INET6_ADDRSTRLEN];
     sa_family_t family;
@@ -96,17 +97,23 @@ const char *pl_addr_format(const pure_link_addr *a, char *buf, size_t len) {
         struct sockaddr_in in;
         memcpy(&in, a->bytes, sizeof in);
         inet_ntop(AF_INET, &in.sin_addr, host, sizeof host);
-        snprintf(buf, len, "%s:%u", host, ntohs(in.sin_port));
+        if (with_port) snprintf(buf, len, "%s:%u", host, ntohs(in.sin_port));
+        else snprintf(buf, len, "%s", host);
     } else if (family == AF_INET6) {
         struct sockaddr_in6 in6;
         memcpy(&in6, a->bytes, sizeof in6);
         inet_ntop(AF_INET6, &in6.sin6_addr, host, sizeof host);
-        snprintf(buf, len, "[%s]:%u", host, ntohs(in6.sin6_port));
+        if (with_port) snprintf(buf, len, "[%s]:%u", host, ntohs(in6.sin6_port));
+        else snprintf(buf, len, "%s", host);
     } else {
         snprintf(buf, len, "?");
     }
     return buf;
 }
+
+const char *pl_addr_format(const pure_link_addr *a, char *buf, size_t len) { return format(a, 1, buf, len); }
+
+const char *pl_addr_format_host(const pure_link_addr *a, char *buf, size_t len) { return format(a, 0, buf, len); }
 
 unsigned pl_addr_port(const pure_link_addr *a) {
     sa_family_t family;

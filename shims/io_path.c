@@ -74,6 +74,9 @@ static int read_hint(struct msghdr *m, pl_io_hint *h) {
         memcpy(&ee, CMSG_DATA(c), sizeof ee);
         uint32_t kind = hint_kind(&ee);
         if (kind == 0 || pl_addr_from_sockaddr(m->msg_name, &h->to) != 0) return 0;
+        /* IPv4 names no port for a local refusal on an unconnected socket: the backend
+         * knows where the datagram it refused went (pl_io_hint.to, len 0 until then). */
+        if (pl_addr_port(&h->to) == 0) h->to.len = 0;
         h->kind = kind;
         h->local = ee.ee_origin == SO_EE_ORIGIN_LOCAL;
         h->mtu = kind == PL_IO_HINT_TOO_BIG ? ee.ee_info : 0;
@@ -90,7 +93,7 @@ static int read_hint(struct msghdr *m, pl_io_hint *h) {
     return 0;
 }
 
-int pl_udp_errqueue(int fd, pl_io_hint *out, size_t most, pl_io_stats *stats) {
+int pl_udp_errqueue(int fd, pl_io_hint *out, size_t most, const pure_link_addr *refused_to, pl_io_stats *stats) {
     size_t n = 0;
     while (n < most) {
         struct sockaddr_storage name;
@@ -106,6 +109,8 @@ int pl_udp_errqueue(int fd, pl_io_hint *out, size_t most, pl_io_stats *stats) {
         }
         stats->errqueue_messages++;
         if (m.msg_namelen == 0 || !read_hint(&m, &out[n])) continue;
+        if (out[n].to.len == 0) out[n].to = *refused_to;
+        if (out[n].to.len == 0) continue;
         if (out[n].kind == PL_IO_HINT_TOO_BIG) stats->hints_too_big++;
         else stats->hints_unreachable++;
         n++;

@@ -64,6 +64,7 @@ typedef struct posix_io {
     int path_retried;      /* the first group was already sent again after a path error */
     /* paths */
     int err_pending;       /* the socket flagged an error: read its error queue */
+    pure_link_addr refused_to; /* where the last datagram refused as too big went */
     pl_io_hint hints[PL_IO_HINTS_MOST];
     sync_pool sync;
 } posix_io;
@@ -318,6 +319,7 @@ static int send_failed(posix_io *p, int e) {
     /* Refused for good: too big for the device (the error queue says its MTU), no route. */
     if (e == EMSGSIZE) {
         p->io.stats.send_too_big += n;
+        p->refused_to = p->send_to[p->send_done];
         if (p->train_refused) p->train_refused = 2;
     }
     p->io.stats.send_dropped += n;
@@ -407,7 +409,7 @@ static int io_hints(pl_io *io, const pl_io_hint **out) {
     posix_io *p = (posix_io *)io;
     *out = p->hints;
     if (!p->err_pending) return 0;
-    int n = pl_udp_errqueue(p->fd, p->hints, PL_IO_HINTS_MOST, &io->stats);
+    int n = pl_udp_errqueue(p->fd, p->hints, PL_IO_HINTS_MOST, &p->refused_to, &io->stats);
     p->err_pending = n == (int)PL_IO_HINTS_MOST;   /* more may wait */
     return n;
 }

@@ -119,7 +119,11 @@ static int io_hints(pl_io *io, const pl_io_hint **out) {
     uring_io *p = (uring_io *)io;
     *out = p->hints;
     if (!pl_uring_error_pending(p->u) && !p->more_hints) return 0;
-    int n = pl_udp_errqueue(p->fd, p->hints, PL_IO_HINTS_MOST, &io->stats);
+    pure_link_addr refused_to = {0};
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (pl_uring_refused_to(p->u, (struct sockaddr *)&ss, &len) == 0) pl_addr_from_sockaddr((struct sockaddr *)&ss, &refused_to);
+    int n = pl_udp_errqueue(p->fd, p->hints, PL_IO_HINTS_MOST, &refused_to, &io->stats);
     p->more_hints = n == (int)PL_IO_HINTS_MOST;
     return n;
 }

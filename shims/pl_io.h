@@ -48,7 +48,8 @@ typedef struct pl_io_hint {
     uint32_t datagram_bytes;   /* TOO_BIG: the UDP payload that MTU carries to `to` (the MTU
                                   less 28 B for IPv4, 48 B for IPv6); 0 when unknown */
     int local;                 /* 1: this host refused it (no ICMP crossed the network) */
-    pure_link_addr to;         /* the datagram's destination */
+    pure_link_addr to;         /* the datagram's destination (pl_udp_errqueue leaves len 0
+                                  where the kernel did not say: a local refusal over IPv4) */
     pure_link_addr from;       /* who reported it (the ICMP's source); len 0 when local or unknown */
 } pl_io_hint;
 
@@ -157,8 +158,10 @@ int pl_udp_local(int fd, pure_link_addr *out);
  * and ICMP errors queued for reading (IP_RECVERR, IPV6_RECVERR).  0 or a negative errno. */
 int pl_udp_path_options(int fd, int family);
 /* Reads the socket's error queue until it is empty or `most` hints are out; counts into
- * stats.  Returns the hints written. */
-int pl_udp_errqueue(int fd, pl_io_hint *out, size_t most, pl_io_stats *stats);
+ * stats.  A hint whose destination the kernel did not name gets `refused_to` (the last
+ * datagram a send refused as too big; len 0: none, and the hint is left out).  Returns the
+ * hints written. */
+int pl_udp_errqueue(int fd, pl_io_hint *out, size_t most, const pure_link_addr *refused_to, pl_io_stats *stats);
 /* 1 when a send or receive that failed with errno e failed because of an error an ICMP
  * message (or a local refusal) left on the socket: the caller reads the error queue and
  * makes the call again, since that error was not about the call's own datagrams. */
@@ -175,6 +178,8 @@ struct sockaddr;
 int pl_addr_from_sockaddr(const struct sockaddr *sa, pure_link_addr *out);
 /* Writes "a.b.c.d:port" or "[v6]:port" into buf (at least 64 bytes). */
 const char *pl_addr_format(const pure_link_addr *a, char *buf, size_t len);
+/* The host alone: "a.b.c.d" or "v6" (at least 64 bytes). */
+const char *pl_addr_format_host(const pure_link_addr *a, char *buf, size_t len);
 /* The port of an address (host order). */
 unsigned pl_addr_port(const pure_link_addr *a);
 

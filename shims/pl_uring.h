@@ -111,6 +111,9 @@ int pl_uring_wait(pl_uring *u, uint64_t deadline_ns, int want_write, const sigse
 /* 1 once after the socket flagged an error (its error queue holds ICMP errors or local
  * refusals: read it with recvmsg(MSG_ERRQUEUE)), else 0. */
 int pl_uring_error_pending(pl_uring *u);
+/* The destination of the last datagram a send refused as too big (EMSGSIZE) into *to
+ * (*len: its room in, the address's length out): 0, or -ENOENT when none was. */
+int pl_uring_refused_to(const pl_uring *u, struct sockaddr *to, socklen_t *len);
 
 /* Watches one descriptor for reading (e.g. records on stdin), told by PL_URING_WATCHED;
  * -1 stops.  Returns 0, or -EPERM for a regular file or a directory (always readable: read

@@ -299,11 +299,8 @@ static void on_hint(void *ctx, const pl_io_hint *h, uint64_t now) {
     if (h->to.len != t->to.len || memcmp(h->to.bytes, t->to.bytes, t->to.len) != 0) return;
     char where[64], who[64];
     to_text(t, where, sizeof where);
-    if (h->from.len) pl_addr_format(&h->from, who, sizeof who);
+    if (h->from.len) pl_addr_format_host(&h->from, who, sizeof who);   /* an ICMP's source has no port */
     else snprintf(who, sizeof who, "this host");
-    /* The port of an ICMP's source means nothing: the address alone. */
-    char *colon = strrchr(who, ':');
-    if (h->from.len && colon) *colon = 0;
     if (h->kind == PL_IO_HINT_PORT_UNREACHABLE && !t->told_port) {
         t->told_port = 1;
         tool_log("the receiver's port is closed: %s answered ICMP port unreachable for %s (is pure-link recv "

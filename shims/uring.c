@@ -78,6 +78,8 @@ struct pl_uring {
     send_op *ops;
     /* the socket's error flag (POLLERR: an ICMP error or a local refusal is queued) */
     int errpoll_armed, error_pending;
+    struct sockaddr_in6 refused_to;   /* where the last datagram refused as too big went */
+    socklen_t refused_to_len;
     /* the watched descriptor */
     int watched, watch_armed, watch_ready;
     unsigned watch_generation;
@@ -211,7 +213,10 @@ static void send_complete(pl_uring *u, const struct io_uring_cqe *cqe) {
     if (cqe->res < 0) {
         /* A device that cannot segment refuses GSO with EIO: later trains go one by one. */
         if (cqe->res == -EIO && op->count > 1) u->gso = 0;
-        if (cqe->res == -EMSGSIZE && op->count == 1) u->st.send_too_big++;
+        if (cqe->res == -EMSGSIZE && op->count == 1) {
+            u->st.send_too_big++;
+            u->refused_to = op->to, u->refused_to_len = op->msg.msg_namelen;
+        }
         if (cqe->res != -EINVAL && cqe->res != -EIO) u->error_pending = 1;   /* the error queue may say more */
         for (unsigned i = 0; i < op->count; i++) {
             unsigned again = (unsigned)send_again(u, op, i, cqe->res);
@@ -424,6 +429,13 @@ static int wait_arm(pl_uring *u) {
     int r = recv_arm(u);
     if (r == 0) r = errpoll_arm(u);
     return r < 0 ? r : watch_arm(u);
+}
+
+int pl_uring_refused_to(const pl_uring *u, struct sockaddr *to, socklen_t *len) {
+    if (u->refused_to_len == 0 || *len < u->refused_to_len) return -ENOENT;
+    memcpy(to, &u->refused_to, u->refused_to_len);
+    *len = u->refused_to_len;
+    return 0;
 }
 
 int pl_uring_error_pending(pl_uring *u) {

@@ -14,7 +14,7 @@
 # and exits 77 without running a case: tests/run.sh counts it skipped, never passed.
 NS_S=pl$$s; NS_R=pl$$r; NS_D=pl$$d
 SEND_V4=10.9.1.2; ROUTER_V4=10.9.1.1; RECV_V4=10.9.2.2
-RECV_V6=fd09:2::2
+ROUTER_V6=fd09:1::1; RECV_V6=fd09:2::2
 RECV_PORT=4433
 
 netns_skip() { echo "skipped: $*"; exit 77; }
@@ -170,13 +170,34 @@ netns_dgram() {
     json "$work/$1.json" "j['sender'].get('datagram_bytes') or 'largest-sent:%d' % j['io'].get('datagram_bytes_most', 0)"
 }
 
-# netns_wait_line LOG PATTERN SECONDS: waits until LOG has a line matching PATTERN; sets
-# $after to the seconds since $t0 (3 decimals); fails after SECONDS.
-netns_wait_line() {
-    while ! grep -q "$2" "$1" 2>/dev/null; do
-        [ $(( ($(date +%s%N) - t0) / 1000000000 )) -lt "$3" ] || fail "no line '$2' in $3 s in $1"
+# netns_both NAME TO DEADLINE ARGS...: senders NAME_posix and NAME_uring at once (the two
+# socket backends) of 100 records to TO, from $t0, with --deadline DEADLINE.
+netns_both() {
+    case_name=$1 case_to=$2 case_deadline=$3; shift 3
+    t0=$(date +%s%N)
+    io=posix netns_send ${case_name}_posix "$case_to" --input small --generate 100 --deadline $case_deadline "$@"
+    p_posix=$spid
+    io=uring netns_send ${case_name}_uring "$case_to" --input small --generate 100 --deadline $case_deadline "$@"
+    p_uring=$spid
+}
+# netns_expect NAME PATTERN: each of the two netns_both started logs PATTERN within 5 s (the
+# time each line was first seen is printed), and each exits 5 (--deadline).
+netns_expect() {
+    seen_posix=""; seen_uring=""
+    while [ -z "$seen_posix" ] || [ -z "$seen_uring" ]; do
+        ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+        for b in posix uring; do
+            eval "seen=\$seen_$b"
+            [ -z "$seen" ] && grep -q "$2" "$work/$1_$b.log" 2>/dev/null && eval "seen_$b=$ms"
+        done
+        [ $ms -lt 5000 ] || fail "no line '$2' in 5 s from $1 (posix: ${seen_posix:-none}, uring: ${seen_uring:-none})"
         sleep 0.02
     done
-    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-    after=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
+    for b in posix uring; do
+        eval "wait \$p_$b"; code=$?
+        [ "$code" = 5 ] || fail "$1 ($b): exit $code, want 5 (--deadline)"
+        eval "ms=\$seen_$b"
+        printf '  %s (%s): after %d.%03d s: %s...\n' "$1" $b $((ms / 1000)) $((ms % 1000)) \
+            "$(grep "$2" "$work/$1_$b.log" | head -1 | sed 's/^[0-9TZ:.-]* //' | cut -c1-100)"
+    done
 }

@@ -16,54 +16,24 @@ set -u
 netns_bed
 to=$RECV_V4:$RECV_PORT
 
-# both NAME ARGS...: senders NAME_posix and NAME_uring at once (the two socket backends),
-# from $t0, with --deadline 3s.
-both() {
-    case_name=$1; shift
-    t0=$(date +%s%N)
-    io=posix netns_send ${case_name}_posix "$to" --input small --generate 100 --deadline 3s "$@"; p_posix=$spid
-    io=uring netns_send ${case_name}_uring "$to" --input small --generate 100 --deadline 3s "$@"; p_uring=$spid
-}
-# expect NAME PATTERN: each of the two logs PATTERN within 5 s (the time each line was first
-# seen is printed), and each exits 5.
-expect() {
-    seen_posix=""; seen_uring=""
-    while [ -z "$seen_posix" ] || [ -z "$seen_uring" ]; do
-        ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-        for b in posix uring; do
-            eval "seen=\$seen_$b"
-            [ -z "$seen" ] && grep -q "$2" "$work/$1_$b.log" 2>/dev/null && eval "seen_$b=$ms"
-        done
-        [ $ms -lt 5000 ] || fail "no line '$2' in 5 s from $1 (posix: ${seen_posix:-none}, uring: ${seen_uring:-none})"
-        sleep 0.02
-    done
-    for b in posix uring; do
-        eval "wait \$p_$b"; code=$?
-        [ "$code" = 5 ] || fail "$1 ($b): exit $code, want 5 (--deadline)"
-        eval "ms=\$seen_$b"
-        printf '  %s (%s): after %d.%03d s: %s...\n' "$1" $b $((ms / 1000)) $((ms % 1000)) \
-            "$(grep "$2" "$work/$1_$b.log" | head -1 | cut -c1-100)"
-    done
-}
-
-both closed
-expect closed "the receiver's port is closed"
+netns_both closed "$to" 3s
+netns_expect closed "the receiver's port is closed"
 
 netns_filter plreject 'chain forward_reject { type filter hook forward priority 0; reject with icmpx host-unreachable; }'
-both unreachable
-expect unreachable "the receiver's host is unreachable"
+netns_both unreachable "$to" 3s
+netns_expect unreachable "the receiver's host is unreachable"
 netns_unfilter plreject
 
 netns_start_recv recv_fw
 netns_filter pldrop 'chain forward_drop { type filter hook forward priority 0; policy drop; }'
-both firewall
-expect firewall "nothing came back from $to in .*firewall.*--peer"
+netns_both firewall "$to" 3s
+netns_expect firewall "nothing came back from $to in .*firewall.*--peer"
 netns_unfilter pldrop
 stop_recv
 
 netns_start_recv recv_key --stats="$work/recv_key.json"
-PEER=$SP both wrongkey   # the sender's own key, not the receiver's
-expect wrongkey "nothing came back from $to in .*a wrong key"
+PEER=$SP netns_both wrongkey "$to" 3s   # the sender's own key, not the receiver's
+netns_expect wrongkey "nothing came back from $to in .*a wrong key"
 stop_recv
 n=$(grep -c "key id .* did not open" "$work/recv_key.log")
 [ "$n" = 1 ] || fail "receiver: $n lines for the wrong key's datagrams in 3 s, want 1: $(cat "$work/recv_key.log")"
