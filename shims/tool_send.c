@@ -46,7 +46,7 @@ typedef struct sender_tool {
     pure_link_addr to;
     uint64_t answer_check_ns, answered_ns, opened_seen;
     int told_port, told_host, told_silent;
-    uint32_t told_too_big_bytes;
+    uint64_t size_told, size_seen, size_since_ns, black_holes_told;   /* datagram sizes */
 } sender_tool;
 
 static const char *reason_text(uint32_t reason) {
@@ -293,6 +293,35 @@ static void watch_answers(sender_tool *t, pure_link *pl, uint64_t now) {
                  (long long)t->stored, (long long)t->queued);
 }
 
+#ifdef PURE_LINK_DATAGRAM_BASE   /* a core with datagram size search */
+#define SIZE_SETTLED_NS 1500000000ull   /* a size below the full one kept this long is told */
+/* The datagram size the endpoint found, told when it is below the full size: at once after
+ * a black hole, else once larger probes were lost and the size held for a while. */
+static void watch_size(sender_tool *t, pure_link *pl, uint64_t now) {
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    if (pure_link_stats_get(pl, t->sender, &st) != 0) return;
+    char where[64];
+    if (st.pmtu_black_holes > t->black_holes_told) {
+        t->black_holes_told = st.pmtu_black_holes, t->size_told = st.datagram_bytes;
+        tool_log("full-size datagrams to %s were lost while smaller ones arrived (a smaller MTU on the path, "
+                 "its ICMP blocked): going on at %llu B", to_text(t, where, sizeof where),
+                 (unsigned long long)st.datagram_bytes);
+    }
+    if (st.datagram_bytes != t->size_seen) {
+        t->size_seen = st.datagram_bytes, t->size_since_ns = now;
+        return;
+    }
+    if (st.datagram_bytes >= PURE_LINK_DATAGRAM_MOST || st.datagram_bytes == t->size_told || st.pmtu_probes_lost == 0 ||
+        now - t->size_since_ns < SIZE_SETTLED_NS)
+        return;
+    t->size_told = st.datagram_bytes;
+    tool_log("only datagrams of up to %llu B get through to %s (larger ones were lost): going on at that size",
+             (unsigned long long)st.datagram_bytes, to_text(t, where, sizeof where));
+}
+#else
+static void watch_size(sender_tool *t, pure_link *pl, uint64_t now) { (void)t, (void)pl, (void)now; }
+#endif
+
 /* What the kernel said about the path to the receiver (ICMP, read by the backend). */
 static void on_hint(void *ctx, const pl_io_hint *h, uint64_t now) {
     sender_tool *t = ctx;
@@ -310,8 +339,8 @@ static void on_hint(void *ctx, const pl_io_hint *h, uint64_t now) {
         tool_log("the receiver's host is unreachable: %s answered ICMP unreachable for %s (no route or no "
                  "link to it, or a firewall that rejects; check --to); still trying", who, where);
     } else if (h->kind == PL_IO_HINT_TOO_BIG && h->datagram_bytes && h->datagram_bytes < PURE_LINK_DATAGRAM_MOST &&
-               h->datagram_bytes != t->told_too_big_bytes) {
-        t->told_too_big_bytes = h->datagram_bytes;
+               h->datagram_bytes != t->size_told) {
+        t->size_told = h->datagram_bytes;
         tool_log("the path to %s carries datagrams of at most %u B (MTU %u, said by %s): going on with "
                  "smaller ones", where, h->datagram_bytes, h->mtu, who);
     }
@@ -326,6 +355,7 @@ static int on_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {
     }
     if (now >= t->answer_check_ns) {
         watch_answers(t, pl, now);
+        watch_size(t, pl, now);
         t->answer_check_ns = now + ANSWER_CHECK_NS;
     }
     if (now >= t->report.progress_next_ns || now >= t->next_metrics_ns) {

@@ -160,14 +160,22 @@ netns_transfer() {
     [ "$s2" = 0 ] || fail "big sender exited $s2: $(tail -3 "$work/big.log")"
     out=$(python3 tests/sh/plr_check.py "$work/store/small" 10000 1024 "$work/store/big" 1 16777216 2>&1) ||
         fail "store check: $out"
-    dgram=$(netns_dgram small)/$(netns_dgram big)
+    dgram=$(netns_dgram small big)
     took=$(printf '%d.%03d' $((took / 1000)) $((took % 1000)))
 }
 
-# netns_dgram NAME: the datagram size sender NAME ended at (its --stats): the endpoint's
-# datagram_bytes where the core reports it, else the largest datagram its socket sent.
+# netns_dgram NAME...: the datagram size each sender NAME ended at (its --stats), joined by
+# "/": the endpoint's datagram_bytes where the core reports it, else the largest datagram
+# its socket sent.
 netns_dgram() {
-    json "$work/$1.json" "j['sender'].get('datagram_bytes') or 'largest-sent:%d' % j['io'].get('datagram_bytes_most', 0)"
+    python3 - "$work" "$@" <<'PY'
+import json, sys
+out = []
+for name in sys.argv[2:]:
+    j = json.load(open("%s/%s.json" % (sys.argv[1], name)))
+    out.append(str(j["sender"].get("datagram_bytes") or "largest-sent:%d" % j["io"]["datagram_bytes_most"]))
+print("/".join(out))
+PY
 }
 
 # netns_both NAME TO DEADLINE ARGS...: senders NAME_posix and NAME_uring at once (the two
