@@ -5,7 +5,10 @@
  * that the driver and the backend are tested alone (the store has its own tests and the
  * tool's tests run the whole). */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -106,6 +109,59 @@ static void address_in_use_is_one_line(void) {
     a.io->ops->close(a.io);
 }
 
+/* Sends one datagram of `len` bytes to `to` through the backend's batch. */
+static void send_one(pl_io *io, const pure_link_addr *to, size_t len) {
+    pure_link_addr *slot_to;
+    uint8_t *buf = io->ops->slot(io, &slot_to);
+    CHECK(buf != NULL);
+    memset(buf, 0x5a, len);
+    *slot_to = *to;
+    io->ops->push(io, len);
+    io->ops->flush(io);
+}
+
+/* A datagram to a closed port on loopback draws an ICMP port unreachable: the backend reads
+ * it from the error queue as a hint for that address (the receive does not fail on the
+ * error the ICMP left), and the next datagram still goes (a send that the ICMP's error
+ * fails once is made again, not dropped). */
+static void closed_port_is_a_hint(void) {
+    pp_node a = {0};
+    pp_options po = {.offload = 1, .io_open = io_open};
+    int rc = pp_open_io(&a, &po, "127.0.0.1:0");
+    skip_if_refused(a.open_rc, a.err);
+    CHECK(rc == 0);
+    /* A port that was just free and is closed again. */
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof sin;
+    CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sin, sizeof sin) == 0 && getsockname(fd, (struct sockaddr *)&sin, &sl) == 0);
+    close(fd);
+    pure_link_addr closed;
+    CHECK(pl_addr_from_sockaddr((struct sockaddr *)&sin, &closed) == 0);
+    pl_io *io = a.io;
+    int port_hints = 0;
+    uint64_t end_ns = pl_now_ns() + 2 * PP_S;
+    for (int sent = 0; pl_now_ns() < end_ns && (sent < 2 || port_hints == 0);) {
+        if (sent < 2) send_one(io, &closed, 100), sent++;
+        CHECK(io->ops->wait(io, pl_now_ns() + PP_S / 20, 0) >= 0);
+        const pl_dgram *d;
+        CHECK(io->ops->recv(io, &d) >= 0);
+        const pl_io_hint *h;
+        int n = io->ops->hints(io, &h);
+        for (int i = 0; i < n; i++) {
+            CHECK(h[i].kind == PL_IO_HINT_PORT_UNREACHABLE);
+            CHECK(h[i].to.len == closed.len && memcmp(h[i].to.bytes, closed.bytes, closed.len) == 0);
+            port_hints++;
+        }
+    }
+    fprintf(stderr, "  %d port-unreachable hints; %llu error-queue messages, %llu retries\n", port_hints,
+            (unsigned long long)io->stats.errqueue_messages, (unsigned long long)io->stats.retries);
+    CHECK(port_hints >= 1);
+    CHECK_EQ_U(io->stats.hints_unreachable, (uint64_t)port_hints);
+    CHECK_EQ_U(io->stats.send_dropped, 0);
+    io->ops->close(io);
+}
+
 /* Waits (at most 10 s) for the sync batch to end; returns its result, 1 if it did not. */
 static int sync_wait(pl_io *io) {
     int result = 1;
@@ -164,10 +220,12 @@ ALSO_ON_URING(ipv4_to_a_dual_stack_receiver)
 ALSO_ON_URING(sender_port_changes_mid_transfer)
 ALSO_ON_URING(address_in_use_is_one_line)
 ALSO_ON_URING(sync_batches)
+ALSO_ON_URING(closed_port_is_a_hint)
 
 TEST_MAIN(TEST_CASE(ipv4_with_gso_and_gro_exactly_once), TEST_CASE(ipv6_without_offloads_exactly_once),
           TEST_CASE(ipv4_to_a_dual_stack_receiver), TEST_CASE(sender_port_changes_mid_transfer),
           TEST_CASE(address_parsing_edges), TEST_CASE(address_in_use_is_one_line),
           TEST_CASE(ipv4_with_gso_and_gro_exactly_once_uring), TEST_CASE(ipv6_without_offloads_exactly_once_uring),
           TEST_CASE(ipv4_to_a_dual_stack_receiver_uring), TEST_CASE(sender_port_changes_mid_transfer_uring),
-          TEST_CASE(address_in_use_is_one_line_uring), TEST_CASE(sync_batches), TEST_CASE(sync_batches_uring))
+          TEST_CASE(address_in_use_is_one_line_uring), TEST_CASE(sync_batches), TEST_CASE(sync_batches_uring),
+          TEST_CASE(closed_port_is_a_hint), TEST_CASE(closed_port_is_a_hint_uring))
