@@ -54,4 +54,6 @@ if [ $searches = 0 ]; then
 else
     netns_transfer "$to" 30s "$hole"
     echo "4. black hole (MTU 1,280, ICMP dropped) for 3 s: every record once in $took s; datagram size reached $dgram"
+    grep -h "datagrams to .* were lost\|only datagrams of up to" "$work/small.log" "$work/big.log" |
+        sed 's/^[0-9TZ:.-]* /   /' | cut -c1-120
 fi
