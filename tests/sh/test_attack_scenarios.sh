@@ -181,6 +181,7 @@ check(scn, "replies of both reply runs replayed, none processed",
 # never stops: b's start) plus twice the time b takes in the control run, which reads the
 # file up to its attacker part only.  (scenario, b's records, recovery, b's start)
 for scn, records, recovery_ms, start_ms in (("attack-slots-short-runs", 100, 3000, 3000),
+                                            ("attack-slots-busy-peer", 100, 2000, 2000),
                                             ("attack-slots-replayed-first", 100, 3000, 3100),
                                             ("attack-pool-crash-mid-record", 10, 1200, 1300),
                                             ("attack-pool-stopped-runs", 10, 1000, 1200),
@@ -189,13 +190,19 @@ for scn, records, recovery_ms, start_ms in (("attack-slots-short-runs", 100, 300
     common(scn, s, None)
     b = [l for l in s.get("links", []) if l["from"] == "b"]
     cb = [l for l in c.get("links", []) if l["from"] == "b"]
-    check(scn, "control: b done", len(cb) == 1 and cb[0]["done"], cb)
+    check(scn, "control: b done", len(cb) == 1 and cb[0]["done"], [l.get("done_ms") for l in cb])
     if len(b) != 1 or len(cb) != 1 or not cb[0]["done"]: continue
     check(scn, "b stored all %d once" % records, b[0]["records_stored"] == records and b[0]["duplicates_delivered"] == 0,
           "%s stored, %s duplicates" % (b[0]["records_stored"], b[0]["duplicates_delivered"]))
     bound = recovery_ms + 2000 + 2 * (cb[0]["done_ms"] - start_ms)
     got = b[0]["done_ms"] if b[0]["done"] else None
     check(scn, "b done by %.0f ms (control: %.0f ms)" % (bound, cb[0]["done_ms"]), got is not None and got <= bound, got)
+
+scn = "attack-slots-busy-peer"
+a = [l for l in load(scn).get("links", []) if l["from"] == "a"]
+check(scn, "a's runs, preempted and built again, stored all 8,000 once",
+      len(a) == 8 and all(l["done"] and l["records_stored"] == 1000 and l["duplicates_delivered"] == 0 for l in a),
+      [l["records_stored"] for l in a])
 
 failed = []
 for scn, oks in sorted(results.items()):

@@ -165,6 +165,98 @@ static void send_pool_gives_back_on_stored(void) {
     ll_free(&n);
 }
 
+/* ---- The pool's rules on run slots set up by hand (no packets): a receiver of two
+ * wired peers and the default pool (20 MiB, no reserve: it holds one largest record, not
+ * two). ---- */
+
+typedef struct bare { pure_link *pl; void *mem; } bare;
+
+static bare bare_receiver(void) {
+    pure_link_config c = {.senders_most = PURE_LINK_NONE, .peers_most = 2, .runs_most = 8};
+    bare b;
+    size_t n = pure_link_size(&c);
+    b.mem = aligned_alloc(PURE_LINK_ALIGN, (n + PURE_LINK_ALIGN - 1) / PURE_LINK_ALIGN * PURE_LINK_ALIGN);
+    uint8_t seed[32] = {5};
+    b.pl = pure_link_init(b.mem, n, &c, seed, 0);
+    CHECK(b.pl != NULL);
+    for (uint8_t k = 1; k <= 2; k++) {
+        uint8_t key[32] = {k, 9};
+        CHECK(pure_link_wire_peer(b.pl, key, "*", 0) == k - 1);
+    }
+    return b;
+}
+
+static pl_run *bare_run(pure_link *pl, int peer, uint64_t run) {
+    pure_link_addr from = {.len = 6, .bytes = {10, 0, 0, (uint8_t)(peer + 1), 0, 80}};
+    pl_run *r = pl_run_fresh(pl);
+    CHECK(r != NULL && pl_run_index_room(pl, peer, run));
+    pl_run_reset(pl, r, peer, run, &from, pl->now_ns);
+    return r;
+}
+
+/* Run r receives stream bytes [lo, hi), beyond its delivery point. */
+static void bare_bytes(pure_link *pl, pl_run *r, uint64_t lo, uint64_t hi) {
+    static uint8_t junk[PURE_LINK_DATAGRAM_MOST];
+    for (uint64_t at = lo; at < hi; at += sizeof junk) {
+        size_t n = hi - at < sizeof junk ? (size_t)(hi - at) : sizeof junk;
+        CHECK(pl_run_mem_write(pl, r, at, junk, n) == 0);
+        CHECK(pl_run_have_add(pl, r, at, at + n) == 0);
+    }
+}
+
+/* Shares are per peer first, then per run within the peer (spec/protocol.md §4.2): peer 0's
+ * three runs together get what peer 1's one run gets. */
+static void pool_share_per_peer_then_per_run(void) {
+    bare b = bare_receiver();
+    pure_link *pl = b.pl;
+    uint64_t blocks = pl->pool.store.blocks;
+    CHECK_EQ_U(pl->pool.big_blocks, 0);
+    pl_run *r[3], *s = bare_run(pl, 1, 100);
+    for (int i = 0; i < 3; i++) r[i] = bare_run(pl, 0, 10 + (uint64_t)i);
+    CHECK_EQ_U(pl_run_window(pl, s), pl->config.stream_buffer_bytes);  /* alone: a run's most */
+    for (int i = 0; i < 3; i++) bare_bytes(pl, r[i], 0, 1);
+    CHECK_EQ_U(pl->pool.peers_holding, 1);
+    CHECK_EQ_U(pl_run_window(pl, r[0]), blocks / 3 * PL_BLOCK_BYTES);   /* peer 0 alone */
+    CHECK_EQ_U(pl_run_window(pl, s), blocks / 2 * PL_BLOCK_BYTES);     /* its peer counted */
+    bare_bytes(pl, s, 0, 1);
+    CHECK_EQ_U(pl->pool.peers_holding, 2);
+    CHECK_EQ_U(pl_run_window(pl, r[2]), blocks / 2 / 3 * PL_BLOCK_BYTES);
+    CHECK_EQ_U(pl_run_window(pl, s), blocks / 2 * PL_BLOCK_BYTES);      /* not blocks / 4 */
+    pl_run_mem_release(pl, s);
+    CHECK_EQ_U(pl->pool.peers_holding, 1);
+    CHECK_EQ_U(pl->peers[0].runs_holding, 3);
+    free(b.mem);
+}
+
+/* A run holding memory and the ticket, quiet for PL_RUN_STOPPED_NS, gives both back (spec
+ * §4.2 "Stopped runs"); a packet heard in between puts it off. */
+static void pool_stopped_run_gives_back(void) {
+    bare b = bare_receiver();
+    pure_link *pl = b.pl;
+    uint64_t blocks = pl->pool.store.blocks, t0 = pl->now_ns;
+    pl_run *r = bare_run(pl, 0, 7);
+    bare_bytes(pl, r, 0, 3 * PL_BLOCK_BYTES);
+    pl_run_ticket_ask(pl, r, 8u * MIB);  /* the free blocks hold it: granted */
+    CHECK_EQ_U(r->ticket_state, PL_TICKET_HELD);
+    CHECK_EQ_U(pl->pool.ticket, r->handle);
+    CHECK(pure_link_tick(pl, t0 + PL_RUN_STOPPED_NS / 2) == 0);
+    r->last_heard_ns = t0 + PL_RUN_STOPPED_NS / 2;  /* a packet, say */
+    CHECK(pure_link_tick(pl, t0 + PL_RUN_STOPPED_NS) == 0);
+    CHECK(pure_link_tick(pl, t0 + PL_RUN_STOPPED_NS / 2 * 3 - 1) == 0);
+    CHECK_EQ_U(r->mem_blocks, 3);
+    CHECK_EQ_U(pl->pool.ticket, r->handle);
+    CHECK(pure_link_tick(pl, t0 + PL_RUN_STOPPED_NS / 2 * 3) == 0);
+    CHECK_EQ_U(r->mem_blocks, 0);
+    CHECK_EQ_U(r->have.count, 0);
+    CHECK_EQ_U(r->ticket_state, PL_TICKET_NONE);
+    CHECK(pl->pool.ticket < 0 && pl->pool.promised == 0);
+    CHECK_EQ_U(pl->pool.store.free_count, blocks);
+    CHECK_EQ_U(pl->pool.peers_holding, 0);
+    CHECK(pure_link_deadline(pl) == PURE_LINK_NONE || pure_link_deadline(pl) > t0 + 10 * PL_NS_PER_S);
+    free(b.mem);
+}
+
 TEST_MAIN(TEST_CASE(pool_shared_by_many_runs), TEST_CASE(pool_long_records_after_small),
           TEST_CASE(pool_long_records_after_host_held),
-          TEST_CASE(pool_broken_stream_gives_back), TEST_CASE(send_pool_gives_back_on_stored))
+          TEST_CASE(pool_broken_stream_gives_back), TEST_CASE(send_pool_gives_back_on_stored),
+          TEST_CASE(pool_share_per_peer_then_per_run), TEST_CASE(pool_stopped_run_gives_back))
