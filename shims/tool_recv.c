@@ -17,7 +17,10 @@
                                       each; record bytes live in the receive pool) */
 #define PROGRESS_NS 250000000ull
 #define DROP_LOG_NS 60000000000ull /* one line per key id and kind of drop a minute, at most */
-#define DROP_KEYS_MOST 256u        /* key ids whose last line is remembered (the oldest goes) */
+#define DROP_KEYS_MOST 256u        /* key ids whose last line is remembered: a table indexed by the
+                                      id (another id in the same place takes it over) */
+#define DROP_LINES_MOST 16u        /* lines a minute for all key ids together: random ids from a
+                                      flood are counted, not told each */
 #define KEY_ID_OFFSET 2u           /* spec/wire.md §3.1: version, flags, then the key id */
 #define KEY_ID_NONE 0xffffffffffull /* a reply packet (no key id) or a datagram cut short */
 
@@ -43,7 +46,8 @@ typedef struct receiver_tool {
     size_t refused_next;
     uint64_t refusals_logged, streams_opened;
     drop_key drops[DROP_KEYS_MOST];
-    uint64_t drop_lines;
+    uint64_t drop_lines, drop_window_ns, drops_untold;
+    unsigned drop_window_lines;
 } receiver_tool;
 
 typedef struct recv_options {
@@ -106,16 +110,24 @@ static uint64_t key_id_of(const uint8_t *data, size_t len) {
     return (uint64_t)k[0] << 24 | (uint64_t)k[1] << 16 | (uint64_t)k[2] << 8 | k[3];
 }
 
-/* The remembered entry of (key id, why): found, else the oldest (or a free one) reused. */
+/* The remembered entry of (key id, why): its place in the table, taken over when another
+ * id held it (constant time per datagram, also under a flood of random ids). */
 static drop_key *drop_entry(receiver_tool *t, uint64_t key_id, uint32_t why) {
-    drop_key *oldest = &t->drops[0];
-    for (size_t i = 0; i < DROP_KEYS_MOST; i++) {
-        drop_key *d = &t->drops[i];
-        if (d->used && d->key_id == key_id && d->why == why) return d;
-        if (!d->used || (oldest->used && d->logged_ns < oldest->logged_ns)) oldest = d;
+    drop_key *d = &t->drops[(key_id * 2654435761u + why) % DROP_KEYS_MOST];
+    if (!d->used || d->key_id != key_id || d->why != why) *d = (drop_key){.key_id = key_id, .why = why, .used = 1};
+    return d;
+}
+
+/* 1 when a line may be written now: DROP_LINES_MOST a minute for every id together; the
+ * datagrams of a minute's ids not told each are summed up in one line at the next. */
+static int drop_line_allowed(receiver_tool *t, uint64_t now) {
+    if (t->drop_window_ns == 0 || now - t->drop_window_ns >= DROP_LOG_NS) {
+        if (t->drops_untold)
+            tool_log("dropped %llu more datagrams in the last minute for keys not told each (over %u lines a minute)",
+                     (unsigned long long)t->drops_untold, DROP_LINES_MOST);
+        t->drop_window_ns = now ? now : 1, t->drop_window_lines = 0, t->drops_untold = 0;
     }
-    *oldest = (drop_key){.key_id = key_id, .why = why, .used = 1};
-    return oldest;
+    return t->drop_window_lines < DROP_LINES_MOST;
 }
 
 /* A datagram dropped for its key or because it did not open: counted by the endpoint
@@ -127,6 +139,11 @@ static void on_dropped(void *ctx, const pure_link_addr *from, const uint8_t *dat
     drop_key *d = drop_entry(t, key_id, why);
     d->since++;
     if (d->logged_ns != 0 && now - d->logged_ns < DROP_LOG_NS) return;
+    if (!drop_line_allowed(t, now)) {
+        t->drops_untold++;
+        return;
+    }
+    t->drop_window_lines++;
     char where[64], id[16];
     pl_addr_format(from, where, sizeof where);
     if (key_id == KEY_ID_NONE) snprintf(id, sizeof id, "(none)");
