@@ -75,8 +75,10 @@ int pl_store_peer(pl_store *s, int peer, const uint8_t peer_public[32]);
 /* Handles one event: STREAM_OPEN is answered at once (pure_link_stream_answer with the
  * durable stored mark, or a refusal when the input or shape does not match); RECORD is
  * appended (not yet durable); MEMO_WRITE is written (not yet durable).  Other kinds are
- * ignored.  Returns 0, or a negative errno with one line in err; the caller must then stop
- * (a full disk, an I/O error): nothing half-written is claimed stored.  The failure is
+ * ignored.  RECORD bytes wait in the stream's write buffer, which goes to the file when it
+ * is full and at pl_store_commit_begin.  Returns 0, or a negative errno with one line in
+ * err; the caller must then stop (a full disk, an I/O error): nothing half-written is
+ * claimed stored.  The failure is
  * sticky: later events return it again, while a commit of what was appended before it
  * still runs.
  *
@@ -107,7 +109,9 @@ int pl_store_event(pl_store *s, pure_link *pl, const pure_link_event *ev, uint64
  * fdatasync that succeeds proves nothing about them.  The store fails for good, claims
  * nothing of the batch or after it, and cuts each file of the batch back to its durable
  * end, so that a reopen does not find those records either.  A new file that cannot be
- * renamed into place makes the store fail too (the rest of the batch is claimed).
+ * renamed into place makes the store fail too (the rest of the batch is claimed), and so
+ * does a failed write of a buffer at commit_begin (the batch claims the whole frames the
+ * files hold; commit_end returns the failure).
  * pl_store_commit(): both halves with the syncs in between, on this thread, twice when
  * the first renamed new files into place. */
 int pl_store_pending(const pl_store *s);

@@ -176,6 +176,9 @@ void pl_store_close(pl_store *s) {
         st_input *in = &s->inputs[i];
         for (size_t k = 0; k < in->streams_len; k++) {
             st_stream *st = in->streams[k];
+            /* Appended frames go to the file (claimed only once the next open made them
+             * durable, as frames a crash leaves in the page cache). */
+            if (!s->failed && st->wbuf_len > 0) st_stream_flush(st, NULL, 0);
             /* A last checkpoint of what is durable spares the next open a long read; a
              * short one is read faster than its fdatasync would take. */
             if (!s->failed && !s->batch_open && st->end_durable - st->index_end >= PL_STORE_CLOSE_CHECKPOINT_BYTES)

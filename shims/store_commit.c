@@ -1,5 +1,6 @@
-/* store_commit.c: group commit.  Appends go to the files at once; a batch closes over
- * every file written since the last batch closed, its descriptors are fdatasync'ed (here
+/* store_commit.c: group commit.  Appends wait in each stream's write buffer, which goes
+ * to its file in one write when it is full or when a batch closes; a batch closes over
+ * every file appended to since the last batch closed, its descriptors are fdatasync'ed (here
  * or by the driver, off its thread), and only when all of them returned 0 does the core
  * hear that the batch's records are stored and its memo writes written.  Records that
  * arrive while a batch's fdatasync calls run wait for the next batch: one fdatasync per
@@ -63,11 +64,28 @@ static void batch_take(pl_store *s, st_stream *st, int *fds, size_t *n) {
     }
 }
 
+/* Every dirty stream's write buffer goes to its file, one write each, before the batch
+ * takes what the files hold.  A failed write makes the store fail (st_commit_end reports
+ * it once the batch is over); the whole frames written before it are still committed. */
+static void flush_dirty(pl_store *s) {
+    for (size_t i = 0; i < s->dirty_len; i++) {
+        st_stream *st = s->dirty[i];
+        if (st->wbuf_len == 0) continue;
+        char line[sizeof s->failed_line];
+        int rc = st_stream_flush(st, line, sizeof line);
+        if (rc != 0) {
+            if (!s->failed) s->failed_unreported = 1;
+            st_fail(s, rc, line);
+        }
+    }
+}
+
 int pl_store_commit_begin(pl_store *s, int *fds, size_t fds_most, size_t *dirs) {
     *dirs = 0;
     if (s->batch_open) return -EALREADY;
     if (s->failed && s->dirty_len == 0 && s->memo.next_len == 0) return s->failed;
     if (fds_most > PL_STORE_BATCH_FDS_MOST) fds_most = PL_STORE_BATCH_FDS_MOST;
+    flush_dirty(s);
     size_t n = 0, kept = 0, d = 0;
     if (s->memo.next_len > 0 && n < fds_most && st_memo_batch_close(&s->memo)) fds[n++] = s->memo.fd;
     for (size_t i = 0; i < s->dirty_len; i++) {
@@ -211,7 +229,11 @@ int st_commit_end(pl_store *s, int result, const char *failed_path, const st_not
         stream_checkpoint(s, st);
     }
     s->batch_len = 0;
-    return rc;  /* a failed rename: the rest of the batch is claimed, the store fails */
+    if (rc == 0 && s->failed_unreported) {  /* a write of this batch's begin failed */
+        s->failed_unreported = 0;
+        rc = st_failed(s, err, err_len);
+    }
+    return rc;  /* a failed rename or write: the rest of the batch is claimed, the store fails */
 }
 
 static const char *fd_path(const pl_store *s, int fd) {

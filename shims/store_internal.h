@@ -53,6 +53,8 @@ typedef struct st_run {
     uint64_t mark_appended;  /* next record number after the last one appended */
     uint64_t mark_batch;     /* mark_appended when the open batch closed */
     uint64_t mark_durable;   /* next record number after the last durable one */
+    uint64_t mark_written;   /* next record number after the last one in the file (not the
+                                write buffer) */
     uint64_t end_off;        /* file offset after its last frame: how recent it is */
     int handle;              /* the core's stream handle bound to it now, or -1 */
     uint8_t in_next;         /* in its stream's runs_next list */
@@ -66,6 +68,12 @@ typedef struct st_stream {
     uint64_t end_appended, end_batch, end_durable;  /* file offsets */
     uint64_t last_appended, last_batch, last_durable;  /* bytes of the frame before each end */
     uint64_t frames_appended, frames_batch, frames_durable;  /* frames appended since open */
+    /* Appended frames wait in a write buffer and go to the file in one write when it is
+     * full and before a batch takes the stream (st_stream_flush); "written" is what the
+     * file holds (end_written <= end_appended). */
+    uint64_t end_written, last_written, frames_written;
+    uint8_t *wbuf;            /* NULL until the first small frame; ST_WBUF_BYTES_MOST at most */
+    size_t wbuf_len, wbuf_cap;
     st_run *runs;            /* at most PL_STORE_RUNS_KEPT */
     size_t runs_len, runs_cap;
     uint32_t *runs_next, *runs_batch;  /* run indexes appended to since the batch closed / in it */
@@ -111,10 +119,22 @@ void st_stream_free(st_stream *st);
 st_run *st_run_find(st_stream *st, uint64_t run);
 /* Adds a run (forgetting the least recent idle one when PL_STORE_RUNS_KEPT are kept). */
 st_run *st_run_add(st_stream *st, uint64_t run, char *err, size_t err_len);
-/* Appends one frame (not yet durable); on a failed write cuts the file back to where it
- * was.  file_bytes_most bounds the file. */
+/* Write buffers: a frame of at most ST_WBUF_FRAME_MOST bytes is copied into its stream's
+ * buffer (grown from ST_WBUF_BYTES_LEAST up to ST_WBUF_BYTES_MOST), a larger one goes to
+ * the file at once (after the buffer), in one pwritev of its pieces. */
+#define ST_WBUF_BYTES_LEAST (16u << 10)
+#define ST_WBUF_BYTES_MOST (256u << 10)
+#define ST_WBUF_FRAME_MOST (64u << 10)
+/* Appends one frame (not yet durable; maybe not yet written); file_bytes_most bounds the
+ * file.  Returns 0 or -errno with one line, after a write (of the buffer, when full, or of
+ * a large frame) failed: then the file holds the whole frames that went before the failure
+ * and nothing after them, and what the buffer held is forgotten (see st_stream_flush). */
 int st_stream_append(st_stream *st, st_run *r, uint64_t record, const uint8_t *data, size_t len,
                      const uint8_t *data2, size_t len2, uint64_t file_bytes_most, char *err, size_t err_len);
+/* Writes the buffer to the file (one pwrite).  On a failure, the whole frames the kernel
+ * took stay (each run's marks as far as they go), the file is cut after them, and the
+ * frames after them are no longer appended.  Returns 0 or -errno with one line. */
+int st_stream_flush(st_stream *st, char *err, size_t err_len);
 /* Cuts the file back to its durable end (after a failed fdatasync); returns 0 or -errno. */
 int st_stream_cut_to_durable(st_stream *st);
 
@@ -191,6 +211,7 @@ struct pl_store {
     size_t batch_fds, batch_dirs;
     size_t names_waiting;   /* streams renamed whose directory is not yet fsync'ed */
     int failed;             /* sticky: a write or fdatasync failed (negative errno) */
+    int failed_unreported;  /* a write at pl_store_commit_begin failed: commit_end says it */
     char failed_line[256];
     pl_store_stats stats;
 };

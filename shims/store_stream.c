@@ -127,7 +127,7 @@ int st_stream_create(st_stream *st, int dir_fd, const char *dir, char *err, size
     }
     st->fd = fd;
     st->name = ST_NAME_TMP;
-    st->end_appended = st->end_batch = st->end_durable = ST_HEADER_BYTES;
+    st->end_appended = st->end_batch = st->end_durable = st->end_written = ST_HEADER_BYTES;
     st->index_end = ST_HEADER_BYTES;
     st->index_tmp_fd = -1;
     return 0;
@@ -232,11 +232,11 @@ int st_stream_recover(st_stream *st, int dir_fd, const char *dir, const char *na
     if (fdatasync(st->fd) != 0) return st_err(err, err_len, -errno, "%s: fdatasync: %s", st->path, strerror(errno));
     for (size_t i = 0; i < st->runs_len; i++) {
         st_run *r = &st->runs[i];
-        r->mark_batch = r->mark_durable = r->mark_appended;
+        r->mark_batch = r->mark_durable = r->mark_written = r->mark_appended;
         r->handle = -1;
     }
-    st->end_appended = st->end_batch = st->end_durable = good;
-    st->last_batch = st->last_durable = st->last_appended;
+    st->end_appended = st->end_batch = st->end_durable = st->end_written = good;
+    st->last_batch = st->last_durable = st->last_written = st->last_appended;
     if (good - st->index_end >= PL_STORE_CHECKPOINT_BYTES) return st_index_checkpoint_now(st, dir_fd, err, err_len);
     return 0;
 }
@@ -249,20 +249,92 @@ void st_stream_free(st_stream *st) {
     free(st->runs);
     free(st->runs_next);
     free(st->runs_batch);
+    free(st->wbuf);
     free(st);
 }
 
 /* ---- Append ---- */
 
-int st_stream_append(st_stream *st, st_run *r, uint64_t record, const uint8_t *data, size_t len,
-                     const uint8_t *data2, size_t len2, uint64_t file_bytes_most, char *err, size_t err_len) {
-    uint64_t total = ST_FRAME_BYTES + (uint64_t)len + len2, off = st->end_appended;
-    if (off + total > file_bytes_most)
-        return st_err(err, err_len, -EFBIG, "%s: a record of %zu B would take the file past its bound of %llu B",
-                      st->path, len + len2, (unsigned long long)file_bytes_most);
-    uint8_t head[ST_FRAME_BYTES];
-    st_frame_encode(head, r->run, record, data, len, data2, len2);
-    struct iovec iov[3] = {{head, sizeof head}, {(void *)data, len}, {(void *)data2, len2}};
+/* The file's written state after `good` bytes of the buffer went whole to it (a failed
+ * write): each whole frame's run is written up to its record. */
+static void written_through(st_stream *st, size_t good) {
+    st_frame f;
+    for (size_t at = 0, n; at < good; at += n) {
+        n = st_frame_check(st->wbuf + at, good - at, &f);
+        if (n == 0) break;  /* never: the buffer holds only frames it made */
+        st_run *r = st_run_find(st, f.run);
+        if (r != NULL) r->mark_written = f.record + 1;
+        st->end_written += n;
+        st->last_written = n;
+        st->frames_written++;
+    }
+}
+
+/* The file's state and the appended one made equal, after a write: forward (what was
+ * appended is written) or back (what was appended and not written is forgotten, the store
+ * fails: nothing of it was or will be claimed).  The runs appended to since the batch
+ * closed are the only ones whose marks can differ. */
+static void written_meets_appended(st_stream *st, int forward) {
+    for (size_t i = 0; i < st->runs_next_len; i++) {
+        st_run *r = &st->runs[st->runs_next[i]];
+        if (forward) r->mark_written = r->mark_appended;
+        else r->mark_appended = r->mark_written;
+    }
+    uint64_t *w[3] = {&st->end_written, &st->last_written, &st->frames_written};
+    uint64_t *ap[3] = {&st->end_appended, &st->last_appended, &st->frames_appended};
+    for (int i = 0; i < 3; i++) {
+        if (forward) *w[i] = *ap[i];
+        else *ap[i] = *w[i];
+    }
+    st->wbuf_len = 0;
+}
+
+int st_stream_flush(st_stream *st, char *err, size_t err_len) {
+    size_t done = 0;
+    int rc = 0;
+    while (done < st->wbuf_len) {
+        ssize_t n = pwrite(st->fd, st->wbuf + done, st->wbuf_len - done, (off_t)(st->end_written + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) { rc = n < 0 ? -errno : -EIO; break; }
+        done += (size_t)n;
+    }
+    if (rc == 0) {
+        written_meets_appended(st, 1);
+        return 0;
+    }
+    /* The whole frames the kernel took stay; a part of one is cut (it was never claimed). */
+    written_through(st, done);
+    int cut = ftruncate(st->fd, (off_t)st->end_written);
+    written_meets_appended(st, 0);
+    return st_err(err, err_len, rc, "%s: write: %s%s", st->path, strerror(-rc),
+                  cut != 0 ? " (and the partial frame could not be cut)" : "");
+}
+
+/* Room for `total` more bytes in the buffer (growing it, or writing it out first); 0 when
+ * there is room, 1 when the frame should go to the file directly, or -errno. */
+static int wbuf_room(st_stream *st, size_t total, char *err, size_t err_len) {
+    if (total > ST_WBUF_FRAME_MOST) return 1;
+    if (st->wbuf_len + total <= st->wbuf_cap) return 0;
+    if (st->wbuf_cap < ST_WBUF_BYTES_MOST) {
+        size_t cap = st->wbuf_cap ? st->wbuf_cap : ST_WBUF_BYTES_LEAST;
+        while (cap < st->wbuf_len + total && cap < ST_WBUF_BYTES_MOST) cap *= 2;
+        uint8_t *b = realloc(st->wbuf, cap);
+        if (b != NULL) {
+            st->wbuf = b, st->wbuf_cap = cap;
+            if (st->wbuf_len + total <= cap) return 0;
+        }
+    }
+    int rc = st_stream_flush(st, err, err_len);
+    if (rc != 0) return rc;
+    return total <= st->wbuf_cap ? 0 : 1;  /* no buffer (out of memory): write it directly */
+}
+
+/* A frame too large for the buffer: written at once (the buffer is empty), in one pwritev
+ * of its header and its two pieces. */
+static int write_direct(st_stream *st, const uint8_t head[ST_FRAME_BYTES], const uint8_t *data, size_t len,
+                        const uint8_t *data2, size_t len2, char *err, size_t err_len) {
+    uint64_t total = ST_FRAME_BYTES + (uint64_t)len + len2, off = st->end_written;
+    struct iovec iov[3] = {{(void *)head, ST_FRAME_BYTES}, {(void *)data, len}, {(void *)data2, len2}};
     int n_iov = len2 ? 3 : 2, rc = 0;
     uint64_t done = 0;
     while (done < total) {
@@ -286,6 +358,33 @@ int st_stream_append(st_stream *st, st_run *r, uint64_t record, const uint8_t *d
         return st_err(err, err_len, rc, "%s: write: %s%s", st->path, strerror(-rc),
                       cut != 0 ? " (and the partial frame could not be cut)" : "");
     }
+    st->end_written = off + total;
+    st->last_written = total;
+    st->frames_written++;
+    return 0;
+}
+
+int st_stream_append(st_stream *st, st_run *r, uint64_t record, const uint8_t *data, size_t len,
+                     const uint8_t *data2, size_t len2, uint64_t file_bytes_most, char *err, size_t err_len) {
+    uint64_t total = ST_FRAME_BYTES + (uint64_t)len + len2, off = st->end_appended;
+    if (off + total > file_bytes_most)
+        return st_err(err, err_len, -EFBIG, "%s: a record of %zu B would take the file past its bound of %llu B",
+                      st->path, len + len2, (unsigned long long)file_bytes_most);
+    int rc = wbuf_room(st, (size_t)total, err, err_len);
+    if (rc < 0) return rc;
+    if (rc == 0) {
+        uint8_t *p = st->wbuf + st->wbuf_len;
+        st_frame_encode(p, r->run, record, data, len, data2, len2);
+        if (len) memcpy(p + ST_FRAME_BYTES, data, len);
+        if (len2) memcpy(p + ST_FRAME_BYTES + len, data2, len2);
+        st->wbuf_len += (size_t)total;
+    } else {
+        if (st->wbuf_len > 0 && (rc = st_stream_flush(st, err, err_len)) != 0) return rc;
+        uint8_t head[ST_FRAME_BYTES];
+        st_frame_encode(head, r->run, record, data, len, data2, len2);
+        if ((rc = write_direct(st, head, data, len, data2, len2, err, err_len)) != 0) return rc;
+        r->mark_written = record + 1;
+    }
     st->end_appended = off + total;
     st->last_appended = total;
     st->frames_appended++;
@@ -297,9 +396,11 @@ int st_stream_append(st_stream *st, st_run *r, uint64_t record, const uint8_t *d
 int st_stream_cut_to_durable(st_stream *st) {
     for (size_t i = 0; i < st->runs_len; i++) {
         st_run *r = &st->runs[i];
-        r->mark_appended = r->mark_batch = r->mark_durable;
+        r->mark_appended = r->mark_batch = r->mark_written = r->mark_durable;
     }
-    st->end_appended = st->end_batch = st->end_durable;
-    st->last_appended = st->last_batch = st->last_durable;
+    st->end_appended = st->end_batch = st->end_written = st->end_durable;
+    st->last_appended = st->last_batch = st->last_written = st->last_durable;
+    st->frames_appended = st->frames_batch = st->frames_written = st->frames_durable;
+    st->wbuf_len = 0;
     return ftruncate(st->fd, (off_t)st->end_durable) != 0 ? -errno : 0;
 }

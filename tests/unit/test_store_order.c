@@ -137,6 +137,22 @@ int __wrap_pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t 
 int __wrap_pl_uring_sync(pl_uring *u, const int *fds, size_t n, size_t dirs);
 int __wrap_pl_uring_sync_done(pl_uring *u, int *result);
 
+/* 1 + the highest record number among the whole frames of the first `len` bytes at p, 0
+ * if none (p starts at a frame or holds none). */
+static uint64_t frames_end(const uint8_t *p, size_t len) {
+    uint64_t end = 0;
+    for (size_t at = 0; at + ST_FRAME_BYTES <= len && memcmp(p + at, "PLF1", 4) == 0;) {
+        uint64_t n = 0, record = 0;
+        for (int i = 3; i >= 0; i--) n = n << 8 | p[at + 4 + i];
+        for (int i = 7; i >= 0; i--) record = record << 8 | p[at + 16 + i];
+        if (at + ST_FRAME_BYTES + n > len) break;
+        if (record + 1 > end) end = record + 1;
+        at += ST_FRAME_BYTES + (size_t)n;
+    }
+    return end;
+}
+
+/* A record file's header, or a write buffer of frames (only those that went whole count). */
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off) {
     ssize_t r = __real_pwrite(fd, buf, n, off);
     if (r == (ssize_t)n && off == 0 && n >= 8 && memcmp(buf, "PLRECS1\n", 8) == 0) {
@@ -144,12 +160,19 @@ ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off) {
         seen_file *f = file_of_fd(fd);
         if (f) f->header = 1;
         pthread_mutex_unlock(&lg.mu);
+    } else if (r > 0) {
+        uint64_t end = frames_end(buf, (size_t)r);
+        pthread_mutex_lock(&lg.mu);
+        seen_file *f = end ? file_of_fd(fd) : NULL;
+        if (f && end > f->appended) f->appended = end;
+        pthread_mutex_unlock(&lg.mu);
     }
     return r;
 }
 
-/* A frame: its header first (tag PLF1, length, run, record), in one call (a short write
- * would be finished by later calls; this test counts a frame only when it went whole). */
+/* A frame too large for the write buffer: its header first (tag PLF1, length, run,
+ * record), in one call (a short write would be finished by later calls; this test counts a
+ * frame only when it went whole). */
 ssize_t __wrap_pwritev(int fd, const struct iovec *iov, int cnt, off_t off) {
     size_t total = 0;
     for (int i = 0; i < cnt; i++) total += iov[i].iov_len;
