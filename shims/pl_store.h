@@ -119,13 +119,16 @@ int pl_store_commit_begin(pl_store *s, int *fds, size_t fds_most, size_t *dirs);
 int pl_store_commit_end(pl_store *s, pure_link *pl, int result, uint64_t now_ns, char *err, size_t err_len);
 int pl_store_commit(pl_store *s, pure_link *pl, uint64_t now_ns, char *err, size_t err_len);
 
-/* Totals for exit statistics.  records_missing: records a sender says were stored that this
+/* Totals for exit statistics.  bytes_durable: of the files, frames included;
+ * record_bytes_durable: of the records alone (what a sender counts as its records' bytes).
+ * records_missing: records a sender says were stored that this
  * store does not hold (its base was beyond the store's mark: files lost or restored from an
  * older copy).  bytes_cut: torn tails cut off at open. */
 typedef struct pl_store_stats {
     uint64_t records_appended, records_durable, bytes_durable;
     uint64_t commits, fdatasyncs, dir_fsyncs, streams_refused;
     uint64_t records_missing, bytes_cut;
+    uint64_t record_bytes_durable;
 } pl_store_stats;
 void pl_store_stats_get(const pl_store *s, pl_store_stats *out);
 

@@ -138,6 +138,7 @@ static void batch_fail(pl_store *s, int result, const char *failed_path, char *e
 static void stream_durable(pl_store *s, st_stream *st, const st_notify *n) {
     s->stats.bytes_durable += st->end_batch - st->end_durable;
     s->stats.records_durable += st->frames_batch - st->frames_durable;
+    s->stats.record_bytes_durable += st->end_batch - st->end_durable - ST_FRAME_BYTES * (st->frames_batch - st->frames_durable);
     st->end_durable = st->end_batch;
     st->last_durable = st->last_batch;
     st->frames_durable = st->frames_batch;

@@ -41,7 +41,8 @@ void tool_set_command(const char *cmd);
 
 /* "16KiB", "1MiB", "1500", "2GB": bytes; returns 0 or -1 (with a message logged). */
 int tool_parse_size(const char *text, const char *what, uint64_t *out);
-/* "250ms", "30s", "2m", "1h", "500us": nanoseconds; a unit is required (but for 0). */
+/* "250ms", "30s", "2m", "1h", "500us": nanoseconds; a unit is required, for 0 too ("0s"):
+ * a bare number would be read in one unit here and another elsewhere. */
 int tool_parse_duration(const char *text, const char *what, uint64_t *out);
 /* A decimal count: returns 0 or -1 (logged). */
 int tool_parse_count(const char *text, const char *what, uint64_t *out);
@@ -108,11 +109,13 @@ typedef struct tool_report {
     FILE *keylog;             /* --keylog: PURE_LINK_EPOCH lines (spec/keylog.md) */
     void *qlog;               /* --qlog: a sim_trace over a FILE */
     FILE *qlog_file;
-    const char *stats_path;   /* --stats[=FILE]: JSON on exit; "-" is stdout */
+    const char *stats_path;   /* --stats [FILE]: JSON on exit; "-" is stdout */
+    FILE *stats_file;         /* opened by tool_report_open (stdout for "-") */
     int progress;             /* 1: a progress line on stderr */
     uint64_t start_ns, progress_next_ns;
 } tool_report;
-/* Opens --keylog and --qlog and takes --stats and --progress: a TOOL_* code, logged. */
+/* Opens --keylog, --qlog and --stats (so that every path is known good before the first
+ * datagram) and takes --progress: a TOOL_* code, logged. */
 int tool_report_open(tool_report *r, const tool_link_options *o, const char *title);
 void tool_report_close(tool_report *r);
 void tool_report_event(tool_report *r, const pure_link_event *ev, int refused, uint64_t now_ns);
@@ -124,6 +127,13 @@ int tool_report_stats(tool_report *r, const char *command, const pure_link_stats
 /* "12.3 MiB", "1.23 Gbit/s" into buf. */
 const char *tool_bytes(uint64_t bytes, char *buf, size_t len);
 const char *tool_rate(double bits_per_s, char *buf, size_t len);
+/* A rate over the recent past: the count `total` at two samples at least `window_ns` apart
+ * (the older kept until a newer one is that old).  Bytes per second, 0 until two samples. */
+typedef struct tool_rate_window {
+    uint64_t old_total, old_ns, new_total, new_ns;
+    int started;
+} tool_rate_window;
+double tool_rate_recent(tool_rate_window *w, uint64_t total, uint64_t now_ns, uint64_t window_ns);
 
 int tool_keygen_main(int argc, char **argv);
 int tool_pub_main(int argc, char **argv);
@@ -131,8 +141,13 @@ int tool_send_main(int argc, char **argv);
 int tool_recv_main(int argc, char **argv);
 
 /* Shared by send and recv: signals, the socket, the endpoint. */
+/* Signals (one table in tool_util.c): SIGINT and SIGTERM set tool_stop (the loop ends
+ * cleanly); SIGHUP stops send, and is noted for recv; SIGUSR1 is noted for both (a status
+ * line); SIGUSR2 and SIGPIPE are ignored.  *wait_mask: the mask to wait with. */
 extern volatile sig_atomic_t tool_stop;
-void tool_signals(sigset_t *wait_mask);
+void tool_signals(sigset_t *wait_mask, int is_recv);
+/* The next noted signal (SIGUSR1 first, then SIGHUP), cleared; 0 when none. */
+int tool_signal_noted(void);
 void *tool_endpoint(pure_link_config *cfg, pure_link **out);   /* memory to free, or NULL (logged) */
 
 #endif

@@ -24,7 +24,7 @@ static int link_option(int code, const char *arg, tool_link_options *o) {
     case 'k': o->key = arg; return 1;
     case 'K': o->keylog = arg; return 1;
     case 'L': o->qlog = arg; return 1;
-    case 'J': o->stats = arg ? arg : "-"; return 1;
+    case 'J': o->stats = arg; return 1;
     case 'G': o->gso = 0; return 1;
     case 'R': o->gro = 0; return 1;
     case 'P': o->progress = 1; return 1;
@@ -68,7 +68,15 @@ int tool_options_parse(int argc, char **argv, const char *command, const char *s
             tool_log("unknown option %s (see pure-link help %s)", argv[optind - 1], command);
             return -1;
         }
+        /* --stats FILE as getopt's users expect of an option with a value: the next word
+         * is its FILE unless it is another option; alone (or "-") it means stdout. */
+        if (c == 'J' && optarg == NULL)
+            optarg = optind < argc && (argv[optind][0] != '-' || strcmp(argv[optind], "-") == 0) ? argv[optind++] : "-";
         if (!link_option(c, optarg, o) && on_own(ctx, c, optarg) != 0) return -1;
+    }
+    if (strcmp(o->io, "auto") != 0 && strcmp(o->io, "posix") != 0 && strcmp(o->io, "uring") != 0) {
+        tool_log("--io %s: want auto, posix or uring (see pure-link help %s)", o->io, command);
+        return -1;
     }
     if (!operands && optind < argc) {
         tool_log("unexpected argument '%s' (see pure-link help %s)", argv[optind], command);

@@ -6,6 +6,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,6 +49,7 @@ typedef struct receiver_tool {
     drop_key drops[DROP_KEYS_MOST];
     uint64_t drop_lines, drop_window_ns, drops_untold;
     unsigned drop_window_lines;
+    tool_rate_window rate;    /* the progress line's recent rate */
 } receiver_tool;
 
 typedef struct recv_options {
@@ -162,6 +164,8 @@ static void on_dropped(void *ctx, const pure_link_addr *from, const uint8_t *dat
     d->since = 0;
     t->drop_lines++;
 }
+/* The rate of the last RATE_WINDOW_NS: a stall shows as one, not as a slowly sinking average. */
+#define RATE_WINDOW_NS 1000000000ull
 
 static void progress(receiver_tool *t, uint64_t now, int final) {
     if (!t->report.progress || (!final && now < t->report.progress_next_ns)) return;
@@ -169,10 +173,28 @@ static void progress(receiver_tool *t, uint64_t now, int final) {
     pl_store_stats ss;
     pl_store_stats_get(t->store, &ss);
     double s = (double)(now - t->report.start_ns) / 1e9;
+    char bytes[32], rate[32];
+    double bps = tool_rate_recent(&t->rate, ss.record_bytes_durable, now, RATE_WINDOW_NS);
+    fprintf(stderr, "\r  stored %llu records (%s) of %llu runs  %s  %llu commits  %.1f s   %s",
+            (unsigned long long)ss.records_durable, tool_bytes(ss.record_bytes_durable, bytes, sizeof bytes),
+            (unsigned long long)t->streams_opened, tool_rate(bps * 8, rate, sizeof rate),
+            (unsigned long long)ss.commits, s, final ? "\n" : "");
+}
+
+/* One line: what is stored, refused and dropped (at the end, or on SIGUSR1). */
+static void status_line(receiver_tool *t, const char *what) {
+    pure_link_stats ep = {.version = PURE_LINK_STATS_VERSION};
+    pure_link_stats_get(t->pl, -1, &ep);
+    pl_store_stats ss;
+    pl_store_stats_get(t->store, &ss);
     char bytes[32];
-    fprintf(stderr, "\r  stored %llu records (%s) in %llu streams, %llu commits  %.1f s   %s",
-            (unsigned long long)ss.records_durable, tool_bytes(ss.bytes_durable, bytes, sizeof bytes),
-            (unsigned long long)t->streams_opened, (unsigned long long)ss.commits, s, final ? "\n" : "");
+    uint64_t dropped = ep.dropped_bad_header + ep.dropped_unknown_key + ep.dropped_auth + ep.dropped_replay +
+                       ep.dropped_malformed + ep.dropped_no_slot + ep.dropped_stale_epoch;
+    tool_log("%s: %llu records (%s of records) stored of %llu runs; %llu runs refused (%llu REFUSED notices sent); "
+             "%llu epochs; %llu datagrams dropped as bad",
+             what, (unsigned long long)ss.records_durable, tool_bytes(ss.record_bytes_durable, bytes, sizeof bytes),
+             (unsigned long long)t->streams_opened, (unsigned long long)t->refusals_logged,
+             (unsigned long long)ep.listener_refused, (unsigned long long)ep.epochs, (unsigned long long)dropped);
 }
 
 static int on_event(void *ctx, pure_link *pl, const pure_link_event *ev, int refused, uint64_t now) {
@@ -187,7 +209,12 @@ static int on_event(void *ctx, pure_link *pl, const pure_link_event *ev, int ref
 }
 
 static int on_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {
-    progress(ctx, now, 0);
+    receiver_tool *t = ctx;
+    for (int sig; (sig = tool_signal_noted()) != 0;) {
+        if (sig == SIGUSR1) status_line(t, "SIGUSR1");
+        else tool_log("SIGHUP: the config is read at start only; restart to change it (nothing stopped)");
+    }
+    progress(t, now, 0);
     return 0;
 }
 
@@ -256,26 +283,21 @@ static int finish(receiver_tool *t, pl_io *io, const pl_driver_config *dc, const
     }
     uint64_t now = pl_now_ns();
     progress(t, now, 1);
+    status_line(t, "stopped");
     pure_link_stats ep = {.version = PURE_LINK_STATS_VERSION};
     pure_link_stats_get(t->pl, -1, &ep);
     pl_store_stats ss;
     pl_store_stats_get(t->store, &ss);
-    char bytes[32];
-    uint64_t dropped = ep.dropped_bad_header + ep.dropped_unknown_key + ep.dropped_auth + ep.dropped_replay +
-                       ep.dropped_malformed + ep.dropped_no_slot + ep.dropped_stale_epoch;
-    tool_log("stopped: %llu records (%s) stored in %llu streams; %llu streams refused (%llu REFUSED notices sent); "
-             "%llu epochs; %llu datagrams dropped as bad",
-             (unsigned long long)ss.records_durable, tool_bytes(ss.bytes_durable, bytes, sizeof bytes),
-             (unsigned long long)t->streams_opened, (unsigned long long)t->refusals_logged,
-             (unsigned long long)ep.listener_refused, (unsigned long long)ep.epochs, (unsigned long long)dropped);
     char extra[1024];
     snprintf(extra, sizeof extra,
-             "\"store\":{\"records_appended\":%llu,\"records_durable\":%llu,\"bytes_durable\":%llu,\"commits\":%llu,"
+             "\"store\":{\"records_appended\":%llu,\"records_durable\":%llu,\"bytes_durable\":%llu,"
+             "\"record_bytes_durable\":%llu,\"commits\":%llu,"
              "\"fdatasyncs\":%llu,\"dir_fsyncs\":%llu,\"streams_refused\":%llu,\"records_missing\":%llu,\"bytes_cut\":%llu},"
              "\"driver\":{\"turns\":%llu,\"commits\":%llu,\"commit_wait_ns_most\":%llu,\"commit_wait_ns_total\":%llu},"
              "\"streams_opened\":%llu,\"refusals_logged\":%llu,\"drop_lines_logged\":%llu,\"exit\":%d",
              (unsigned long long)ss.records_appended, (unsigned long long)ss.records_durable,
-             (unsigned long long)ss.bytes_durable, (unsigned long long)ss.commits, (unsigned long long)ss.fdatasyncs,
+             (unsigned long long)ss.bytes_durable, (unsigned long long)ss.record_bytes_durable,
+             (unsigned long long)ss.commits, (unsigned long long)ss.fdatasyncs,
              (unsigned long long)ss.dir_fsyncs,
              (unsigned long long)ss.streams_refused, (unsigned long long)ss.records_missing,
              (unsigned long long)ss.bytes_cut, (unsigned long long)ds->turns, (unsigned long long)ds->commits,
@@ -295,9 +317,12 @@ int tool_recv_main(int argc, char **argv) {
     void *mem = NULL;
     pl_io *io = NULL;
     sigset_t mask;
-    tool_signals(&mask);
+    tool_signals(&mask, 1);
     int code = tool_key_load(o.link.key, cfg.static_secret);
     if (code == TOOL_OK) code = tool_config_load(o.config, &t->config);
+    /* Every output path is opened before the store and the socket: one that cannot be
+     * written fails now, not at exit. */
+    if (code == TOOL_OK) code = tool_report_open(&t->report, &o.link, "pure-link recv");
     if (code == TOOL_OK) {
         cfg.senders_most = PURE_LINK_NONE;
         cfg.peers_most = (uint32_t)t->config.peers_len;
@@ -310,7 +335,6 @@ int tool_recv_main(int argc, char **argv) {
     }
     if (code == TOOL_OK) code = open_store(t, &cfg);
     if (code == TOOL_OK) code = open_socket(&o, &mask, &io);
-    if (code == TOOL_OK) code = tool_report_open(&t->report, &o.link, "pure-link recv");
     if (code == TOOL_OK) {
         pl_driver_store ds = pl_driver_store_of(t->store);
         pl_driver_config dc = {.pl = t->pl, .io = io, .store = &ds, .stop = &tool_stop,

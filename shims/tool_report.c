@@ -24,6 +24,11 @@ int tool_report_open(tool_report *r, const tool_link_options *o, const char *tit
     r->start_ns = pl_now_ns();
     r->progress = o->progress;
     r->stats_path = o->stats;
+    if (o->stats && strcmp(o->stats, "-") != 0 && (r->stats_file = fopen(o->stats, "w")) == NULL) {
+        tool_log("--stats %s: %s", o->stats, strerror(errno));
+        return TOOL_ERR_SYSTEM;
+    }
+    if (o->stats && strcmp(o->stats, "-") == 0) r->stats_file = stdout;
     if (keylog && (r->keylog = open_private(keylog)) == NULL) {
         tool_log("--keylog %s: %s", keylog, strerror(errno));
         return TOOL_ERR_SYSTEM;
@@ -47,6 +52,8 @@ int tool_report_open(tool_report *r, const tool_link_options *o, const char *tit
 
 void tool_report_close(tool_report *r) {
     if (r->keylog) fclose(r->keylog);
+    if (r->stats_file && r->stats_file != stdout) fclose(r->stats_file);
+    r->stats_file = NULL;
     if (r->qlog_file) fclose(r->qlog_file);
     free(r->qlog);
     r->keylog = r->qlog_file = NULL;
@@ -156,13 +163,9 @@ static double cpu_seconds(void) {
 
 int tool_report_stats(tool_report *r, const char *command, const pure_link_stats *endpoint, const pure_link_stats *sender,
                       const pl_io_stats *io, const char *extra_json, uint64_t now_ns) {
-    if (r->stats_path == NULL) return TOOL_OK;
-    int to_stdout = strcmp(r->stats_path, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(r->stats_path, "w");
-    if (f == NULL) {
-        tool_log("--stats %s: %s", r->stats_path, strerror(errno));
-        return TOOL_ERR_SYSTEM;
-    }
+    if (r->stats_file == NULL) return TOOL_OK;
+    FILE *f = r->stats_file;
+    int to_stdout = f == stdout;
     fprintf(f, "{\"command\":\"%s\",\"seconds\":%.6f,\"cpu_seconds\":%.6f", command, (double)(now_ns - r->start_ns) / 1e9,
             cpu_seconds());
     json_stats(f, "endpoint", endpoint);
@@ -184,7 +187,8 @@ int tool_report_stats(tool_report *r, const char *command, const pure_link_stats
     fprintf(f, "}\n");
     int bad = ferror(f);
     if (!to_stdout) bad |= fclose(f) != 0;
-    else fflush(f);
+    else bad |= fflush(f) != 0;
+    r->stats_file = NULL;
     if (bad) {
         tool_log("--stats %s: write failed", r->stats_path);
         return TOOL_ERR_SYSTEM;

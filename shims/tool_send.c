@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -36,9 +37,14 @@ typedef struct sender_tool {
     uint64_t generate_count, generate_size, generated;
     int64_t queued;
     uint64_t bytes_queued;
+    /* the lengths of the records queued and not yet heard stored, oldest first: STORED
+     * gives a count, and the summaries count record bytes (as the receiver's do) */
+    uint32_t *lens;
+    size_t lens_cap, lens_head, lens_len;
     /* progress */
     int64_t stored;
-    uint64_t stored_bytes_est, deadline_ns, refused_since_ns, next_metrics_ns;
+    uint64_t stored_bytes, deadline_ns, refused_since_ns, next_metrics_ns;
+    tool_rate_window rate;
     uint32_t refused_reason;
     int refused, done, failed;
     pure_link_stats last;       /* the sender's figures, read at every progress step */
@@ -124,6 +130,20 @@ static int read_some(sender_tool *t) {
     return 0;
 }
 
+/* Twice the room for lengths, the ring unrolled into it; 0 or -1 (logged). */
+static int lens_grow(sender_tool *t) {
+    size_t cap = t->lens_cap ? 2 * t->lens_cap : 1024;
+    uint32_t *lens = malloc(cap * sizeof *lens);
+    if (lens == NULL) {
+        tool_log("out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < t->lens_len; i++) lens[i] = t->lens[(t->lens_head + i) % t->lens_cap];
+    free(t->lens);
+    t->lens = lens, t->lens_cap = cap, t->lens_head = 0;
+    return 0;
+}
+
 /* Queues one record; 1 when queued, 0 when the queue is full, -1 on error. */
 static int queue(sender_tool *t, const void *rec, size_t len, uint64_t now) {
     int64_t r = pure_link_send(t->pl, t->sender, rec, len, now);
@@ -132,9 +152,20 @@ static int queue(sender_tool *t, const void *rec, size_t len, uint64_t now) {
         tool_log("record %lld: %s", (long long)t->queued, pure_link_strerror((int)r));
         return -1;
     }
+    if (t->lens_len == t->lens_cap && lens_grow(t) != 0) return -1;
+    t->lens[(t->lens_head + t->lens_len++) % t->lens_cap] = (uint32_t)len;
     t->queued++;
     t->bytes_queued += len;
     return 1;
+}
+
+/* Records up to `record` (exclusive) are stored: their bytes are counted. */
+static void stored_to(sender_tool *t, int64_t record) {
+    for (; t->stored < record && t->lens_len > 0; t->stored++, t->lens_len--) {
+        t->stored_bytes += t->lens[t->lens_head];
+        t->lens_head = (t->lens_head + 1) % t->lens_cap;
+    }
+    assert(t->stored == record); /* STORED never counts past what was queued */
 }
 
 static int queue_file(sender_tool *t, uint64_t now) {
@@ -217,15 +248,19 @@ static int feed(sender_tool *t, int readable, uint64_t now) {
 
 /* ---- the driver's host ---- */
 
+/* The rate of the last RATE_WINDOW_NS: a stall shows as one, not as a slowly sinking average. */
+#define RATE_WINDOW_NS 1000000000ull
+
 static void progress(sender_tool *t, uint64_t now, int final) {
     if (!t->report.progress) return;
     if (!final && now < t->report.progress_next_ns) return;
     t->report.progress_next_ns = now + PROGRESS_NS;
     double s = (double)(now - t->report.start_ns) / 1e9;
-    double bytes = t->queued ? (double)t->bytes_queued * (double)t->stored / (double)t->queued : 0;
-    char rate[32];
-    fprintf(stderr, "\r  stored %lld/%lld%s  %s  rtt %.2f ms  retransmits %llu  %.1f s   %s",
-            (long long)t->stored, (long long)t->queued, t->closed ? "" : "+", tool_rate(s > 0 ? bytes * 8 / s : 0, rate, sizeof rate),
+    char rate[32], bytes[32];
+    double bps = tool_rate_recent(&t->rate, t->stored_bytes, now, RATE_WINDOW_NS);
+    fprintf(stderr, "\r  stored %lld/%lld records (%s)%s  %s  rtt %.2f ms  retransmits %llu  %.1f s   %s",
+            (long long)t->stored, (long long)t->queued, tool_bytes(t->stored_bytes, bytes, sizeof bytes),
+            t->closed ? "" : ", input open", tool_rate(bps * 8, rate, sizeof rate),
             (double)t->last.rtt_ns_smoothed / 1e6, (unsigned long long)t->last.packets_retransmitted, s,
             final ? "\n" : "");
 }
@@ -235,7 +270,7 @@ static int on_event(void *ctx, pure_link *pl, const pure_link_event *ev, int ref
     tool_report_event(&t->report, ev, refused, now);
     switch (ev->kind) {
     case PURE_LINK_EVENT_STORED:
-        t->stored = ev->record;
+        stored_to(t, ev->record);
         break;
     case PURE_LINK_EVENT_REFUSED:
         progress(t, now, 1);
@@ -349,6 +384,14 @@ static void on_hint(void *ctx, const pl_io_hint *h, uint64_t now) {
 
 static int on_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {
     sender_tool *t = ctx;
+    if (tool_signal_noted() == SIGUSR1) {
+        char bytes[32];
+        pure_link_stats_get(pl, t->sender, &t->last);
+        tool_log("SIGUSR1: %lld of %lld records (%s of records) stored%s; rtt %.2f ms, %llu retransmits%s",
+                 (long long)t->stored, (long long)t->queued, tool_bytes(t->stored_bytes, bytes, sizeof bytes),
+                 t->closed ? "" : ", input open", (double)t->last.rtt_ns_smoothed / 1e6,
+                 (unsigned long long)t->last.packets_retransmitted, t->refused ? ", refused by the receiver" : "");
+    }
     if (feed(t, watched, now) != 0) {
         t->failed = 1;
         return 1;
@@ -501,6 +544,10 @@ static int open_sender(sender_tool *t, const send_options *o, pure_link_config *
         tool_log("--to: %s", err);
         return TOOL_ERR_USAGE;
     }
+    if (pl_addr_port(&sc.receiver_addr) == 0) {
+        tool_log("--to %s: the port must be 1..65535 (port 0 names no receiver)", o->to);
+        return TOOL_ERR_USAGE;
+    }
     cfg->senders_most = 1;
     cfg->peers_most = PURE_LINK_NONE;
     cfg->epoch_ns = o->epoch_ns;
@@ -527,9 +574,10 @@ static void summary(sender_tool *t, uint64_t now) {
     progress(t, now, 1);
     double s = (double)(now - t->report.start_ns) / 1e9;
     char bytes[32], rate[32];
-    fprintf(stderr, "  %lld records (%s) stored in %.2f s: %s, rtt %.2f ms (min %.2f), %llu epochs, %llu retransmits\n",
-            (long long)t->stored, tool_bytes(t->bytes_queued, bytes, sizeof bytes), s,
-            tool_rate(s > 0 ? (double)t->bytes_queued * 8 / s : 0, rate, sizeof rate),
+    fprintf(stderr, "  %lld records (%s of records) stored in %.2f s: %s, rtt %.2f ms (min %.2f), %llu epochs, "
+            "%llu retransmits\n",
+            (long long)t->stored, tool_bytes(t->stored_bytes, bytes, sizeof bytes), s,
+            tool_rate(s > 0 ? (double)t->stored_bytes * 8 / s : 0, rate, sizeof rate),
             (double)t->last.rtt_ns_smoothed / 1e6, (double)t->last.rtt_ns_min / 1e6,
             (unsigned long long)t->last.epochs, (unsigned long long)t->last.packets_retransmitted);
 }
@@ -566,14 +614,16 @@ int tool_send_main(int argc, char **argv) {
     void *mem = NULL;
     pl_io *io = NULL;
     sigset_t mask;
-    tool_signals(&mask);
+    tool_signals(&mask, 0);
     int code = setup_input(t, &o, argc, argv);
+    /* Every output path is opened before the first datagram: one that cannot be written
+     * fails now, not at exit after everything was sent. */
+    if (code == TOOL_OK) code = tool_report_open(&t->report, &o.link, "pure-link send");
     if (code == TOOL_OK) code = open_sender(t, &o, &cfg, &mem);
     pure_link_addr to = {0};
     char err[256];
     if (code == TOOL_OK) pl_addr_parse(o.to, &to, err, sizeof err), code = open_socket(&o, &to, &mask, &io);
     t->to = to;
-    if (code == TOOL_OK) code = tool_report_open(&t->report, &o.link, "pure-link send");
     if (code == TOOL_OK && t->fd == 0) {
         int w = io->ops->watch(io, 0);
         t->fd_is_file = w == -EPERM;
@@ -599,8 +649,10 @@ int tool_send_main(int argc, char **argv) {
         pure_link_stats_get(t->pl, -1, &ep);
         pure_link_stats_get(t->pl, t->sender, &t->last);
         char extra[256];
-        snprintf(extra, sizeof extra, "\"records_queued\":%lld,\"records_stored\":%lld,\"record_bytes\":%llu,\"exit\":%d",
-                 (long long)t->queued, (long long)t->stored, (unsigned long long)t->bytes_queued, code);
+        snprintf(extra, sizeof extra, "\"records_queued\":%lld,\"records_stored\":%lld,\"record_bytes\":%llu,"
+                 "\"record_bytes_stored\":%llu,\"exit\":%d",
+                 (long long)t->queued, (long long)t->stored, (unsigned long long)t->bytes_queued,
+                 (unsigned long long)t->stored_bytes, code);
         int sc = tool_report_stats(&t->report, "send", &ep, &t->last, &io->stats, extra, now);
         if (code == TOOL_OK) code = sc;
     }
@@ -608,6 +660,7 @@ int tool_send_main(int argc, char **argv) {
     if (io) io->ops->close(io);
     free(mem);
     free(t->buf);
+    free(t->lens);
     free(t);
     return code;
 }

@@ -52,7 +52,7 @@ static int parse_scaled(const char *text, const unit *units, int unit_needed, ui
     if (end == text || errno != 0 || v < 0 || text[0] == '-' || text[0] == '+') return -1;
     uint64_t scale = 0;
     if (*end == 0) {
-        if (unit_needed && v != 0) return -1;
+        if (unit_needed) return -1;
         scale = 1;
     } else {
         for (const unit *u = units; u->name; u++)
@@ -149,28 +149,73 @@ const char *tool_rate(double bits_per_s, char *buf, size_t len) {
     return buf;
 }
 
-/* ---- signals: SIGINT and SIGTERM stop the loop; they are blocked except while waiting,
- * so that none arrives between the check of tool_stop and the wait. ---- */
+double tool_rate_recent(tool_rate_window *w, uint64_t total, uint64_t now_ns, uint64_t window_ns) {
+    if (!w->started) {
+        *w = (tool_rate_window){total, now_ns, total, now_ns, 1};
+        return 0;
+    }
+    /* The newer sample becomes the base once it is a window old: the rate always spans
+     * between one and two windows of the latest past. */
+    if (now_ns - w->new_ns >= window_ns) w->old_total = w->new_total, w->old_ns = w->new_ns;
+    if (now_ns - w->new_ns >= window_ns) w->new_total = total, w->new_ns = now_ns;
+    if (now_ns <= w->old_ns) return 0;
+    return (double)(total - w->old_total) * 1e9 / (double)(now_ns - w->old_ns);
+}
+
+/* ---- signals: the one table of what each signal does to send and recv (their help says
+ * the same).  Those the tool handles are blocked except while it waits, so that none
+ * arrives between the check of a flag and the wait; the wait returns on each. ---- */
 
 volatile sig_atomic_t tool_stop;
+static volatile sig_atomic_t noted_hup, noted_usr1;
+static int hup_stops;  /* set before the handlers are */
 
-static void on_signal(int sig) { tool_stop = sig; }
+enum { SIG_STOP, SIG_NOTE, SIG_IGNORE };
+static const struct {
+    int sig;
+    int recv, send;   /* SIG_* for each command */
+} signal_table[] = {
+    {SIGINT, SIG_STOP, SIG_STOP},   /* the clean end: commit, summary, statistics */
+    {SIGTERM, SIG_STOP, SIG_STOP},
+    {SIGHUP, SIG_NOTE, SIG_STOP},   /* recv: a daemon's reload; send: its terminal hung up */
+    {SIGUSR1, SIG_NOTE, SIG_NOTE},  /* a status line on stderr */
+    {SIGUSR2, SIG_IGNORE, SIG_IGNORE},
+    {SIGPIPE, SIG_IGNORE, SIG_IGNORE}, /* a write to a closed pipe fails with EPIPE instead */
+};
 
-void tool_signals(sigset_t *wait_mask) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+static void on_signal(int sig) {
+    if (sig == SIGHUP && !hup_stops) noted_hup = 1;
+    else if (sig == SIGUSR1) noted_usr1 = 1;
+    else tool_stop = sig;
+}
+
+void tool_signals(sigset_t *wait_mask, int is_recv) {
     sigset_t block;
     sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
+    hup_stops = !is_recv;
+    for (size_t i = 0; i < sizeof signal_table / sizeof signal_table[0]; i++) {
+        int action = is_recv ? signal_table[i].recv : signal_table[i].send;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sigemptyset(&sa.sa_mask);
+        sa.sa_handler = action == SIG_IGNORE ? SIG_IGN : on_signal;
+        sigaction(signal_table[i].sig, &sa, NULL);
+        if (action != SIG_IGNORE) sigaddset(&block, signal_table[i].sig);
+    }
     sigprocmask(SIG_BLOCK, &block, wait_mask);
-    sigdelset(wait_mask, SIGINT);
-    sigdelset(wait_mask, SIGTERM);
+    for (size_t i = 0; i < sizeof signal_table / sizeof signal_table[0]; i++) sigdelset(wait_mask, signal_table[i].sig);
+}
+
+int tool_signal_noted(void) {
+    if (noted_usr1) {
+        noted_usr1 = 0;
+        return SIGUSR1;
+    }
+    if (noted_hup) {
+        noted_hup = 0;
+        return SIGHUP;
+    }
+    return 0;
 }
 
 void *tool_endpoint(pure_link_config *cfg, pure_link **out) {

@@ -74,7 +74,7 @@ refuse "want 1..8323072" --epoch-packets 8323073
 refuse "want a whole number below 2^64" --epoch-packets 99999999999999999999999
 refuse "want a whole number" --epoch-packets 10k
 refuse "want a whole number" --epoch-packets -5
-refuse "want 1ms..24h" --epoch-time 0
+refuse "want 1ms..24h" --epoch-time 0s
 refuse "want 1ms..24h" --epoch-time 999us
 refuse "want 1ms..24h" --epoch-time 25h
 refuse "want a duration" --epoch-time 5

@@ -66,7 +66,7 @@ grep -q "gave up at --deadline" "$work/refused.log" || fail "refused: $(cat "$wo
 stop_recv
 n=$(grep -c "refused a stream" "$work/busy.log")
 [ "$n" = 1 ] || fail "the receiver logged $n refusal lines, want 1"
-grep -q "1 streams refused" "$work/busy.log" || fail "exit statistics miss the refusal"
+grep -q "1 runs refused" "$work/busy.log" || fail "exit statistics miss the refusal"
 echo "refused: $(grep 'refused a stream' "$work/busy.log")"
 
 # a source this key may not use: the core refuses it without asking the host (reason 3),
@@ -80,7 +80,7 @@ got=$?
 stop_recv
 n=$(grep -c "refused a stream.*may not send as that source" "$work/source.log")
 [ "$n" = 1 ] || fail "source not allowed: the receiver logged $n refusal lines, want 1: $(cat "$work/source.log")"
-grep -q "1 streams refused" "$work/source.log" || fail "exit statistics miss the source refusal"
+grep -q "1 runs refused" "$work/source.log" || fail "exit statistics miss the source refusal"
 echo "refused: $(grep 'refused a stream' "$work/source.log")"
 
 # no receiver at all: --deadline passes (5)
