@@ -3,6 +3,7 @@
 #   make test       every test, last line "N passed, N failed, N skipped"   (T=pattern runs a subset)
 #   make demo       a record transfer over a lossy simulated path
 #   make bench      benchmarks that print figures (never timed assertions)
+#   make bench-peers  pure-link send/recv beside quinn and ngtcp2 (scripts/bench_peers.sh)
 #   make install    PREFIX=/usr/local DESTDIR=  (libraries, headers, .pc, the tool, its manual
 #                   and the receiver's systemd unit)
 
@@ -49,7 +50,7 @@ SIM_BIN  := $(if $(wildcard sim/main.c),$(B)/pure-link-sim)
 TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
 
 .PHONY: all deps test demo bench install clean check-pure vectors fuzz campaign install-wireshark
-.PHONY: fuzz-long fuzz-corpus deps-fuzz deps-bench test-asan
+.PHONY: fuzz-long fuzz-corpus deps-fuzz deps-bench test-asan bench-peers
 all: deps $(LIB_A) $(LIB_SO) $(SHIMS_LIB_A) $(SHIMS_LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors $(B)/packet_vectors
 
 deps:
@@ -312,6 +313,25 @@ demo: all
 	@sh scripts/demo_loopback.sh
 	@$(SIM_BIN) sim/scenarios/demo.conf --realtime
 
+# The QUIC peer of scripts/bench_peers.sh (tests/bench/quinn_bulk/), built offline in
+# its own folder against Debian's packaged crates, as Debian's own packaging builds them.
+QUINN_BIN := $(B)/bench/quinn/quinn-bulk
+CARGO ?= $(firstword $(wildcard /usr/bin/cargo) cargo)
+RUSTC ?= $(firstword $(wildcard /usr/bin/rustc) rustc)
+$(QUINN_BIN): tests/bench/quinn_bulk/Cargo.toml tests/bench/quinn_bulk/src/main.rs
+	@mkdir -p $(B)/bench/quinn/src $(B)/bench/quinn/.cargo
+	@cp tests/bench/quinn_bulk/Cargo.toml $(B)/bench/quinn/
+	@cp tests/bench/quinn_bulk/src/main.rs $(B)/bench/quinn/src/
+	@printf '[source.crates-io]\nreplace-with = "debian"\n[source.debian]\ndirectory = "/usr/share/cargo/registry"\n[net]\noffline = true\n' > $(B)/bench/quinn/.cargo/config.toml
+	@echo "  CARGO $@"
+	@cd $(B)/bench/quinn && RUSTC=$(RUSTC) $(CARGO) build --offline --release --quiet
+	@cp $(B)/bench/quinn/target/release/quinn-bulk $@
+
+# pure-link send/recv beside quinn and ngtcp2 on loopback, and the UDP + AEAD ceiling.
+bench-peers: all deps-bench $(B)/bench/bench_udp_ceiling $(QUINN_BIN)
+	@echo "== scripts/bench_peers.sh (Gbit of payload per CPU-second: pure-link, quinn, ngtcp2)"
+	@B=$(B) sh scripts/bench_peers.sh
+
 bench: all deps-bench $(BENCH_BIN) $(LOAD_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 	@echo "== tests/bench/callgrind_core.sh (core instructions per packet: a count, not a time)"
@@ -327,6 +347,7 @@ bench: all deps-bench $(BENCH_BIN) $(LOAD_BIN)
 	@sh sim/m6.sh 1 bbr
 	@echo "== sim/share.sh (share next to one TCP CUBIC flow)"
 	@sh sim/share.sh
+	@$(MAKE) --no-print-directory bench-peers
 
 # Paths the installed files name (the .pc files, the unit's ExecStart) are PREFIX's;
 # DESTDIR only stages them.

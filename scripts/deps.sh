@@ -41,10 +41,19 @@ if [ "${1:-}" = man ]; then
   command -v scdoc >/dev/null 2>&1 || need="$need scdoc"
   command -v man >/dev/null 2>&1 || need="$need man-db"
 fi
-# `deps.sh bench`: valgrind, whose callgrind counts the core's instructions (make bench).
+# `deps.sh bench`: valgrind, whose callgrind counts the core's instructions (make bench);
+# the peers of scripts/bench_peers.sh: Debian's quinn crate and its dependencies with the
+# cargo and rustc that build them offline, ngtcp2's example server and client, openssl for
+# their certificates.
 if [ "${1:-}" = bench ]; then
   need=""
   command -v valgrind >/dev/null 2>&1 && have_header valgrind/callgrind.h || need="$need valgrind"
+  ls -d /usr/share/cargo/registry/quinn-0.9.* >/dev/null 2>&1 || need="$need librust-quinn-dev"
+  [ -x /usr/bin/cargo ] || need="$need cargo"
+  [ -x /usr/bin/rustc ] || need="$need rustc"
+  [ -x /usr/sbin/gtlsserver ] || need="$need ngtcp2-server"
+  command -v gtlsclient >/dev/null 2>&1 || need="$need ngtcp2-client"
+  command -v openssl >/dev/null 2>&1 || need="$need openssl"
 fi
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
