@@ -22,14 +22,16 @@ waitfor() {
 # $work/recv.log and its statistics to $work/recv.json; sets $rpid and $port.  RECV_IO
 # names its backend (--io: auto, posix or uring; default auto).
 start_recv() {
+    rm -f "$work/recv.log"  # the shell truncates it in the child: the last one could be read first
     $P recv --key "$work/r.key" --config "$1" --listen 127.0.0.1:0 --no-progress --io "${RECV_IO:-auto}" \
         --stats="$work/recv.json" 2> "$work/recv.log" &
     rpid=$!; pids="$pids $rpid"
-    i=0
-    until grep -q 'listening on' "$work/recv.log" 2>/dev/null; do
+    i=0; port=""
+    # The whole line: a half-written one would give no port yet.
+    until [ -n "$port" ]; do
         i=$((i + 1)); [ $i -gt 200 ] && die "the receiver did not start"; sleep 0.05
+        port=$(sed -n 's/.*listening on .*:\([0-9][0-9]*\)$/\1/p' "$work/recv.log" 2>/dev/null | head -1)
     done
-    port=$(sed -n 's/.*listening on .*:\([0-9]*\)$/\1/p' "$work/recv.log" | head -1)
 }
 
 # stop_recv: SIGINT, and its clean exit.
