@@ -23,6 +23,7 @@
 
 #define PP_S 1000000000ull
 #define PP_GIVE_UP_NS (60 * PP_S) /* a run that takes longer has failed */
+#define PP_DRAIN_NS (5 * PP_S)    /* the receiver's wait for the sender's last datagrams */
 #define PP_RECORD_MOST (64u << 10)
 
 enum { PP_STOP_CLOSED = 1, PP_STOP_GAVE_UP = 2, PP_STOP_MOVE = 3 };
@@ -55,7 +56,9 @@ typedef struct pp_node {
     int sender, closed;
     int64_t queued, stored, move_at;
     uint64_t give_up_ns;
-    /* receiver */
+    /* receiver: once the sender has stopped it publishes how many datagrams it sent
+     * (drain_packets, 0 before), and the receiver stops when it has taken in as many */
+    uint64_t drain_packets, drain_end_ns;
     uint8_t *seen;
     int64_t records, duplicates, bad;
     uint64_t record_bytes;
@@ -162,6 +165,20 @@ static int pp_recv_event(void *ctx, pure_link *pl, const pure_link_event *ev, in
 
 static uint64_t pp_recv_wake(void *ctx) { return pl_now_ns() + PP_S / 20; }
 
+/* The receiver stops only after every datagram the sender sent came in (or PP_DRAIN_NS
+ * passed, for one loopback lost): what it counts — a RESPONSE that validated an address,
+ * the last records — must not depend on the thread that stopped it. */
+static int pp_recv_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {
+    pp_node *n = ctx;
+    uint64_t want = __atomic_load_n(&n->drain_packets, __ATOMIC_ACQUIRE);
+    if (want == 0) return 0;
+    if (n->drain_end_ns == 0) n->drain_end_ns = now + PP_DRAIN_NS;
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    pure_link_stats_get(pl, -1, &st);
+    if (st.packets_received >= want || now > n->drain_end_ns) n->stop = 1;
+    return 0;
+}
+
 static void *pp_run_node(void *arg) {
     pp_node *n = arg;
     n->result = pl_driver_run(&n->dc, NULL, n->err, sizeof n->err);
@@ -204,7 +221,8 @@ static int pp_transfer(const pp_options *o, pp_result *out) {
         ds = pl_driver_store_of(o->store);
     }
     rx->dc = (pl_driver_config){.pl = rx->pl, .io = rx->io, .store = o->store ? &ds : NULL, .stop = &rx->stop,
-                                .host = {.ctx = rx, .event = pp_recv_event, .wake_ns = pp_recv_wake}};
+                                .host = {.ctx = rx, .event = pp_recv_event, .turn = pp_recv_turn,
+                                         .wake_ns = pp_recv_wake}};
     tx->dc = (pl_driver_config){.pl = tx->pl, .io = tx->io,
                                 .host = {.ctx = tx, .event = pp_send_event, .turn = pp_send_turn, .wake_ns = pp_send_wake}};
     if (tx->sender < 0 || pthread_create(&rx->thread, NULL, pp_run_node, rx) != 0) goto done;
@@ -222,7 +240,9 @@ static int pp_transfer(const pp_options *o, pp_result *out) {
         out->moves++;
     }
     out->wall_ns = pl_now_ns() - start;
-    rx->stop = 1;
+    pure_link_stats sent = {.version = PURE_LINK_STATS_VERSION};
+    pure_link_stats_get(tx->pl, tx->sender, &sent);
+    __atomic_store_n(&rx->drain_packets, sent.packets_sent ? sent.packets_sent : 1, __ATOMIC_RELEASE);
     pthread_join(rx->thread, NULL);
     out->ok = tx->result == PP_STOP_CLOSED && rx->result == 0 && tx->stored == o->count;
     if (!out->ok)
