@@ -252,7 +252,12 @@ $(B)/fuzz-asan/%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@echo "  FUZZ  $@"
 	@clang $(FUZZ_PAIR_FLAGS) -o $@ $< $(CORE_SRC) $(LIBS)
 # Each target's entry point without libFuzzer, for make test's corpus replay (tests/fuzz/replay.c).
-FUZZ_REPLAY_BIN := $(B)/fuzz-replay/codec $(B)/fuzz-replay/endpoint $(B)/fuzz-replay/sequence
+FUZZ_REPLAY_BIN := $(B)/fuzz-replay/codec $(B)/fuzz-replay/config $(B)/fuzz-replay/endpoint $(B)/fuzz-replay/sequence
+# The config target reads through the tool's readers, which live in the shim library.
+$(B)/fuzz-replay/config: tests/fuzz/fuzz_config.c tests/fuzz/replay.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< tests/fuzz/replay.c $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -luring -lpthread
 $(B)/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(LIB_A) $(HEADERS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
