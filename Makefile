@@ -4,6 +4,7 @@
 #   make demo       a record transfer over a lossy simulated path
 #   make bench      benchmarks that print figures (never timed assertions)
 #   make bench-peers  pure-link send/recv beside quinn and ngtcp2 (scripts/bench_peers.sh)
+#   make mutants    the mutation gate: each mutation of tests/mutants/list must fail a test
 #   make install    PREFIX=/usr/local DESTDIR=  (libraries, headers, .pc, the tool, its manual
 #                   and the receiver's systemd unit)
 
@@ -50,7 +51,7 @@ SIM_BIN  := $(if $(wildcard sim/main.c),$(B)/pure-link-sim)
 TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
 
 .PHONY: all deps test demo bench install clean check-pure vectors fuzz campaign install-wireshark
-.PHONY: fuzz-long fuzz-corpus deps-fuzz deps-bench test-asan bench-peers
+.PHONY: fuzz-long fuzz-corpus deps-fuzz deps-bench test-asan bench-peers mutants
 all: deps $(LIB_A) $(LIB_SO) $(SHIMS_LIB_A) $(SHIMS_LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors $(B)/packet_vectors
 
 deps:
@@ -138,6 +139,13 @@ $(B)/tests/test_store_order: tests/unit/test_store_order.c $(SHIM_A) $(SIM_A) $(
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(addprefix -Wl$(comma)--wrap=,$(ORDER_WRAPS)) $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread -luring
+
+# The crash model watches every fdatasync and fsync to keep the disk's durable state beside
+# the real files, and the store's claims (tests/unit/test_store_crash.c).
+$(B)/tests/test_store_crash: tests/unit/test_store_crash.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  LINK  $@"
+	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(addprefix -Wl$(comma)--wrap=,fdatasync fsync pure_link_stored pure_link_memo_written) $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread -luring
 
 # The store's tests and benchmark link the store (and only it) from shims/.
 STORE_OBJ := $(filter $(B)/shims/store%.o,$(SHIM_OBJ))
@@ -279,6 +287,13 @@ deps-bench:
 ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 test-asan:
 	@$(MAKE) --no-print-directory B=build-asan CFLAGS="$(ASAN_CFLAGS)" test
+
+# The mutation gate: every one-line mutation of tests/mutants/list, each naming the property
+# it breaks, is applied to a copy of the tree (never this one), the tests it names rebuilt
+# and run there; a mutation no test notices fails it.  MUTANTS_FILES="core/a.c ..." keeps
+# the entries of those files (and of those tests) only.
+mutants: all
+	@python3 tests/mutants/run.py $(if $(MUTANTS_FILES),--files $(MUTANTS_FILES))
 
 # Invariant campaign in the simulator: SEEDS drawn scenarios from seed FROM over JOBS
 # worker processes (pure-link-sim vopr, sim/sim_vopr.h).
