@@ -105,7 +105,9 @@ static int reply_key_allows(const pl_run *r, const pl_epoch_keys *k, size_t limi
 int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns) {
     (void)cap;
     if (r->in_use != 1 || !reply_due(r)) return 0;
-    size_t limit = PURE_LINK_DATAGRAM_MOST;
+    /* A reply never needs more than the base size (PL_REPLY_MOST), which every path back
+     * carries (spec/protocol.md §5.1): no search on the way back. */
+    size_t limit = PL_DATAGRAM_BASE;
     if (!r->validated) {
         /* Amplification: at most 3x the bytes received from this address. */
         uint64_t budget = PURE_LINK_AMPLIFICATION * r->unvalidated_in;

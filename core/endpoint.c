@@ -51,6 +51,7 @@ void pure_link_config_default(pure_link_config *c) {
     if (c->congestion == 0) c->congestion = PURE_LINK_CC_BBR;
     if (c->ack_delay_us == 0) c->ack_delay_us = DEFAULT_ACK_DELAY_US;
     if (c->copies == 0) c->copies = 1;
+    if (c->pmtu_raise_ns == 0) c->pmtu_raise_ns = PL_PMTU_RAISE_NS_DEFAULT;
 }
 
 /* The config as the endpoint uses it: defaults filled in and PURE_LINK_NONE counts made 0
@@ -80,7 +81,7 @@ static int config_valid(const pure_link_config *c) {
            (c->congestion == PURE_LINK_CC_CUBIC || c->congestion == PURE_LINK_CC_NEWRENO || c->congestion == PURE_LINK_CC_BBR) &&
            c->epoch_packets <= PURE_LINK_EPOCH_PACKETS_MOST && (c->copies == 1 || c->copies == 2) &&
            c->epoch_ns <= PURE_LINK_DURATION_NS_MOST && c->idle_ns <= PURE_LINK_DURATION_NS_MOST &&
-           c->ack_delay_us <= PURE_LINK_ACK_DELAY_US_MOST;
+           c->ack_delay_us <= PURE_LINK_ACK_DELAY_US_MOST && c->pmtu_raise_ns <= PURE_LINK_DURATION_NS_MOST;
 }
 
 /* The memory layout: byte offsets of each array in the caller's block. */
@@ -439,6 +440,7 @@ int pure_link_stats_get(const pure_link *pl, int sender, pure_link_stats *out) {
         out->pacing_rate_bytes_per_s = s->pacer.rate_bytes_per_s;
         out->congestion_events = s->cc.congestion_events;
         out->congestion_undos = s->cc.congestion_undos;
+        out->datagram_bytes = s->pmtu.bytes;
         out->version = PURE_LINK_STATS_VERSION;
         return 0;
     }
@@ -463,6 +465,14 @@ int pure_link_stats_get(const pure_link *pl, int sender, pure_link_stats *out) {
         out->spurious_losses += s->stats.spurious_losses;
         out->congestion_events += s->cc.congestion_events;
         out->congestion_undos += s->cc.congestion_undos;
+        out->pmtu_probes_sent += s->stats.pmtu_probes_sent;
+        out->pmtu_probes_lost += s->stats.pmtu_probes_lost;
+        out->pmtu_black_holes += s->stats.pmtu_black_holes;
+        out->path_too_big_hints += s->stats.path_too_big_hints;
+        out->path_unreachable_hints += s->stats.path_unreachable_hints;
+        /* The endpoint's datagram size: the smallest an open sender uses (0: none open). */
+        if (s->open && (out->datagram_bytes == 0 || s->pmtu.bytes < out->datagram_bytes))
+            out->datagram_bytes = s->pmtu.bytes;
     }
     out->version = PURE_LINK_STATS_VERSION;
     return 0;

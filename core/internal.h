@@ -152,12 +152,31 @@ typedef struct pl_sent {
     uint32_t bytes;          /* datagram bytes (for congestion control) */
     uint8_t state;
     uint8_t has_stream, has_offer, has_response, trial, app_limited, is_copy;
+    uint8_t size_probe;      /* a probe of a larger datagram size (pmtu.c): its loss is no
+                                congestion and it carries no record bytes */
     uint8_t tag[PL_LOST_TAG_BYTES];  /* the first bytes of its tag: a LOST must echo them */
     uint32_t episode;        /* LOST: the congestion episode its loss counted in */
     /* Delivery-rate state when it left (draft-cheng-iccrg-delivery-rate-estimation). */
     uint64_t delivered, delivered_ns, first_sent_ns, tx_in_flight;
     uint8_t rate_app_limited;
 } pl_sent;
+
+/* A sender's datagram size and its search (pmtu.c, spec/protocol.md §5.1, after RFC 8899). */
+typedef struct pl_pmtu {
+    uint32_t bytes;          /* UDP payload of a full packet now */
+    uint32_t acked;          /* the largest size acknowledged (the base before any): the search's floor */
+    uint32_t failed;         /* the smallest size known not to pass; PL_DATAGRAM_MOST + 1: none */
+    uint32_t probe_bytes;    /* the size being probed; 0: none (the search is over) */
+    uint64_t probe_pn;       /* its probe in flight; PL_NONE: none */
+    uint64_t path_pn;        /* packets from this one on went over the path as it is now (a
+                                hint or a black hole said it changed): older ones prove nothing */
+    uint32_t probe_losses;   /* probes of probe_bytes lost in a row */
+    uint32_t big_losses;     /* packets above the base lost since one above it was acknowledged */
+    uint64_t raise_ns;       /* the search starts again then; PL_NONE: not planned */
+    uint64_t raise_interval_ns;  /* config.pmtu_raise_ns */
+    uint8_t ack_small, ack_big;  /* the ACK being read acknowledged a packet of at most / above
+                                    the base size (pl_pmtu_ack_done reads and clears them) */
+} pl_pmtu;
 
 typedef struct pl_sender {
     uint8_t open, closing, closed_reported;
@@ -232,6 +251,7 @@ typedef struct pl_sender {
     pl_rack rack;
     pl_cc cc;
     pl_pacer pacer;
+    pl_pmtu pmtu;
     uint64_t loss_time_ns;                 /* RACK: earliest time a packet times out; PL_NONE */
     uint32_t pto_count;
 
@@ -647,6 +667,15 @@ void pl_sender_arm_loss_timer(pl_sender *s, uint64_t now_ns);
 
 /* A sender's pacing rate: what its congestion controller asks for at its RTT. */
 static inline uint64_t pl_sender_pacing_rate(const pl_sender *s) { return pl_cc_pacing_rate(&s->cc, &s->rtt); }
+
+/* pmtu.c */
+void pl_pmtu_start(pl_pmtu *m, uint64_t raise_interval_ns);
+uint32_t pl_pmtu_probe_due(pl_pmtu *m, uint64_t now_ns);
+void pl_pmtu_probe_sent(pl_sender *s, uint64_t pn);
+void pl_pmtu_on_acked(pl_sender *s, const pl_sent *e, uint64_t now_ns);
+void pl_pmtu_on_lost(pl_sender *s, const pl_sent *e, uint64_t now_ns);
+void pl_pmtu_ack_done(pl_sender *s, uint64_t now_ns);
+void pl_pmtu_hint(pl_sender *s, uint32_t kind, uint32_t bytes, uint64_t now_ns);
 
 /* send.c */
 int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns);

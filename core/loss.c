@@ -10,6 +10,8 @@ static void declare_lost(pl_sender *s, pl_sent *e, uint64_t now_ns) {
     s->eliciting_in_flight--;
     s->offers_in_flight -= e->has_offer;
     s->responses_in_flight -= e->has_response;
+    pl_pmtu_on_lost(s, e, now_ns);
+    if (e->size_probe) return;  /* a size that did not pass: no congestion, no record bytes */
     s->stats.packets_lost++;
     /* A lost copy needs no resend of its own: its original's fate decides. */
     if (e->len > 0 && !e->is_copy) pl_rangeset_add_cover(&s->resend, e->off, e->off + e->len);

@@ -41,6 +41,9 @@ extern "C" {
 /* ---- Spec values (spec/protocol.md "Values"); both sides must agree on them. ---- */
 #define PURE_LINK_VERSION          1u          /* the wire version this core speaks */
 #define PURE_LINK_DATAGRAM_MOST    1452u       /* bytes in a full datagram (UDP payload) */
+#define PURE_LINK_DATAGRAM_BASE    1232u       /* a sender's first datagram size, which every IPv6
+                                                  path carries (1,280 - 40 - 8); it searches
+                                                  upward from there (spec/protocol.md §5.1) */
 #define PURE_LINK_RECORD_MOST      (16u << 20) /* largest record: 16 MiB; one more is refused */
 #define PURE_LINK_CREDIT_MOST      65536u      /* records beyond the stored mark, at most */
 #define PURE_LINK_CREDIT_FIRST     1024u       /* credit before any delivery */
@@ -161,6 +164,10 @@ typedef struct pure_link_config {
      * 64 KiB; >= 16 MiB + 32 KiB).  An open sender may hold an even share of it among the
      * open senders, and never less than one largest record (spec/protocol.md §4.2). */
     uint64_t send_memory_bytes;
+    /* Sender side: after a search for the datagram size ended below PURE_LINK_DATAGRAM_MOST,
+     * search again this long later (default 600 s, RFC 8899's; at most
+     * PURE_LINK_DURATION_NS_MOST; spec/protocol.md §5.1). */
+    uint64_t pmtu_raise_ns;
 } pure_link_config;
 
 enum { PURE_LINK_CC_CUBIC = 1, PURE_LINK_CC_NEWRENO = 2, PURE_LINK_CC_BBR = 3 };
@@ -241,6 +248,22 @@ PURE_LINK_API uint32_t pure_link_last_drop(const pure_link *pl);
  * destination into *to.  Returns its length, 0 when nothing is due (pacing or nothing
  * to send), or a negative error.  Call until it returns 0. */
 PURE_LINK_API int pure_link_pull(pure_link *pl, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns);
+/* What the host learned about the path to `to` (an address a sender sends to).
+ * PURE_LINK_HINT_TOO_BIG: a datagram of `datagram_bytes` could not go (EMSGSIZE) or an ICMP
+ *   packet-too-big said the path carries at most `datagram_bytes` of UDP payload
+ *   (0: unknown); the sender lowers its datagram size as spec/protocol.md §5.1 says.  A hint
+ *   of the size the sender uses now, or of 0, drops it to PURE_LINK_DATAGRAM_BASE; one of a
+ *   probe's size fails that probe; one between the base and the size now lowers it to the
+ *   hint at once, and a probe of that size then confirms it; above, it bounds the search.
+ *   A hint below the base is only counted (the base is the floor).  Prefer the path MTU the
+ *   kernel knows (IP_MTU less 28, IPV6_MTU less 48) to the size of the datagram refused.
+ * PURE_LINK_HINT_UNREACHABLE: ICMP port or host unreachable for `to` (datagram_bytes 0);
+ *   counted, and reported to the host through statistics, never trusted to stop a run.
+ * Returns the number of open senders sending to `to` (0: none; the hint is then counted in
+ * the endpoint's totals only), or PURE_LINK_ERR_INVALID for an unknown kind or address. */
+enum { PURE_LINK_HINT_TOO_BIG = 1, PURE_LINK_HINT_UNREACHABLE = 2 };
+PURE_LINK_API int pure_link_path_hint(pure_link *pl, const pure_link_addr *to, uint32_t kind,
+                                      uint32_t datagram_bytes, uint64_t now_ns);
 /* Runs the timers due at now_ns.  Returns 0 or a sticky fatal error. */
 PURE_LINK_API int pure_link_tick(pure_link *pl, uint64_t now_ns);
 /* The earliest time a timer, or pacing, needs a call; UINT64_MAX if none. */
@@ -345,7 +368,7 @@ PURE_LINK_API int pure_link_memo_load(pure_link *pl, const uint8_t *memo, size_t
 PURE_LINK_API int pure_link_memo_written(pure_link *pl, uint64_t token, uint64_t now_ns);
 
 /* ---- Statistics: a versioned struct; the caller sets `version`. ---- */
-#define PURE_LINK_STATS_VERSION 4u
+#define PURE_LINK_STATS_VERSION 5u
 typedef struct pure_link_stats {
     uint32_t version;                 /* in: PURE_LINK_STATS_VERSION */
     /* RTT of a sender (0 for endpoint totals). */
@@ -386,6 +409,15 @@ typedef struct pure_link_stats {
      * Nonzero only when a sender did not move to a new epoch in time (replies lost, or a
      * sender that does not count them). */
     uint64_t replies_held_key_limit;
+    /* Version 5.  Datagram sizes (spec/protocol.md §5.1), per sender: the UDP payload bytes its
+     * full data packets have now, the probes of a larger size it sent and lost (a lost probe
+     * is not a lost packet: not in packets_lost, no congestion event), the black holes it
+     * left (packets above the base lost while smaller ones came through), and the host's
+     * hints for its address (pure_link_path_hint).  Endpoint totals add the counters up
+     * (hints for an address no sender sends to count there alone); their datagram_bytes is
+     * the smallest of the open senders', or 0 with none open. */
+    uint64_t datagram_bytes, pmtu_probes_sent, pmtu_probes_lost, pmtu_black_holes;
+    uint64_t path_too_big_hints, path_unreachable_hints;
 } pure_link_stats;
 
 /* Every counter of pure_link_stats (not the RTT and window figures), for hosts that print
@@ -400,7 +432,8 @@ typedef struct pure_link_stats {
     X(dropped_bad_header) X(dropped_unknown_key) X(dropped_auth) X(dropped_replay) \
     X(dropped_malformed) X(dropped_amplification) X(dropped_no_slot) X(dropped_stale_epoch) \
     X(dropped_no_room) X(dropped_no_run) X(packets_opened) X(address_moves) X(addresses_validated) X(challenges_received) \
-    X(receive_memory_bytes) X(receive_memory_bytes_peak) X(replies_held_key_limit)
+    X(receive_memory_bytes) X(receive_memory_bytes_peak) X(replies_held_key_limit) \
+    X(pmtu_probes_sent) X(pmtu_probes_lost) X(pmtu_black_holes) X(path_too_big_hints) X(path_unreachable_hints)
 
 /* Fills *out for one sender (sender >= 0) or for the whole endpoint (sender = -1).
  * A sender's own figures stay readable after its CLOSED event, until pure_link_sender_open

@@ -52,8 +52,10 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
                      uint64_t largest_before, int *trial_acked) {
     (void)pl;
     if (e->state == PL_SENT_FLIGHT || e->state == PL_SENT_LOST) rate_on_delivered(s, e, now_ns);
-    if (e->state == PL_SENT_FLIGHT || e->state == PL_SENT_LOST)
+    if (e->state == PL_SENT_FLIGHT || e->state == PL_SENT_LOST) {
         pl_rack_on_acked(&s->rack, e->pn, e->sent_ns, now_ns, largest_before);
+        pl_pmtu_on_acked(s, e, now_ns);
+    }
     if (e->state == PL_SENT_FLIGHT) {
         s->bytes_in_flight -= e->bytes;
         s->eliciting_in_flight--;
@@ -62,6 +64,9 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
         if (pl_cc_on_acked(&s->cc, e->bytes, e->sent_ns, now_ns, &s->rtt, s->bytes_in_flight + e->bytes,
                            e->app_limited))
             pl_rack_on_recovery_end(&s->rack);
+    } else if (e->state == PL_SENT_LOST && e->size_probe) {
+        /* A probe taken for lost came through after all: its size passed (above); it was
+         * never a congestion signal, so there is nothing to undo. */
     } else if (e->state == PL_SENT_LOST) {
         /* It was not lost after all: tell the congestion controller (the undo rule) and
          * widen the reordering window; its bytes need no resend. */
@@ -127,6 +132,7 @@ static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_
         s->acked_end = s->stored_off;
     }
     pl_sender_detect_losses(pl, s, now_ns);
+    pl_pmtu_ack_done(s, now_ns);
     if (s->rs.newly_acked_bytes > 0) rate_sample_finish(s, now_ns);
     advance_oldest(s, now_ns);
     pl_pacer_set_rate(&s->pacer, pl_sender_pacing_rate(s), now_ns);

@@ -65,6 +65,7 @@ int pl_sender_run_start(pure_link *pl, pl_sender *s, uint64_t now_ns) {
     pl_cc_init(&s->cc, pl->config.congestion, PURE_LINK_DATAGRAM_MOST);
     pl_cc_seed(&s->cc, s->run);  /* senders do not probe in step */
     pl_pacer_init(&s->pacer, PURE_LINK_DATAGRAM_MOST, now_ns);
+    pl_pmtu_start(&s->pmtu, pl->config.pmtu_raise_ns);
     s->loss_time_ns = PL_NONE;
     for (int t = 0; t < PL_ST_COUNT; t++) s->timers[t] = PL_NONE;
     if (sender_keys_start(pl, s) != 0) return PURE_LINK_ERR_CRYPTO;
@@ -93,8 +94,10 @@ void pl_sender_run_move(pure_link *pl, pl_sender *s, uint64_t now_ns) {
     s->stored_event_due = keep.stored_event_due, s->refused_event_due = keep.refused_event_due;
     s->released_event_due = keep.released_event_due;
     s->stats = keep.stats;
-    memset(&keep, 0, sizeof keep);  /* the old run's keys */
     int rc = pl_sender_run_start(pl, s, now_ns);
     assert(rc == 0);  /* E(0) of the same two keys computed at open */
     (void)rc;
+    s->pmtu = keep.pmtu;             /* the same path: its size stays, its probe was the old run's */
+    s->pmtu.probe_pn = PL_NONE;
+    memset(&keep, 0, sizeof keep);  /* the old run's keys */
 }

@@ -7,6 +7,7 @@ typedef struct plan {
     uint8_t offer, response, stream, ping;
     uint64_t off, len;     /* record-stream range; len 0: none */
     uint8_t trial, copy;
+    uint32_t size_probe;   /* a probe of this datagram size (pmtu.c): PING, then PADDING to it */
 } plan;
 
 
@@ -88,12 +89,38 @@ static void copies_drop_due(pl_sender *s, uint64_t now_ns) {
     while (s->copies_count > 0 && s->copies[0].due_ns <= now_ns) copy_pop(s);
 }
 
+/* Record bytes the sender may send now (within the credit). */
+static int has_records(const pl_sender *s) {
+    uint64_t limit = pl_sender_credit_off(s);
+    return s->next_off < limit || (s->resend.count > 0 && s->resend.r[0].lo < limit);
+}
+
+/* A size probe goes in place of a packet of record bytes, when the sender has some to send
+ * (a path is probed while it is used) and epoch 0 is over (its one packet in flight is the
+ * OFFER's).  It carries neither records nor control frames, so its loss costs nothing but
+ * itself. */
+static int plan_size_probe(pl_sender *s, uint64_t now_ns, plan *p) {
+    if (s->epoch == 0 || s->refused || !has_records(s)) return 0;
+    uint32_t size = pl_pmtu_probe_due(&s->pmtu, now_ns);
+    if (size == 0) return 0;
+    memset(p, 0, sizeof *p);
+    p->ping = 1;
+    p->size_probe = size;
+    return 1;
+}
+
+/* Bytes of a full packet: the size found (pmtu.c), but the base for the loss timer's probes,
+ * which must come through a black hole to show it. */
+static size_t datagram_bytes(const pl_sender *s, int probe) {
+    return probe && s->pmtu.bytes > PL_DATAGRAM_BASE ? PL_DATAGRAM_BASE : s->pmtu.bytes;
+}
+
 /* Decides whether a datagram is due now and what it carries.  Returns 0 if none. */
 static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, plan *p) {
     memset(p, 0, sizeof *p);
     p->offer = s->offer_epoch != 0 && (s->offers_in_flight == 0 || probe);
     p->response = s->response_pending && s->responses_in_flight == 0;
-    size_t room_all = PURE_LINK_DATAGRAM_MOST - header_bytes(pn_len) - PURE_LINK_TAG_BYTES;
+    size_t room_all = datagram_bytes(s, probe) - header_bytes(pn_len) - PURE_LINK_TAG_BYTES;
     if (s->refused) {
         if (!s->trial_due) return 0;
         p->trial = 1;
@@ -114,6 +141,7 @@ static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, 
     /* Epoch 0 carries one packet at a time, each with the OFFER: the rest waits for ACCEPT and goes
      * under the epoch-1 key, which has forward secrecy (spec/protocol.md "Epoch 0"). */
     if (s->epoch == 0 && s->offers_in_flight > 0 && !probe) return 0;
+    if (!probe && plan_size_probe(s, now_ns, p)) return 1;
     p->stream = !s->stream_known;
     size_t control = control_bytes(s, p);
     uint64_t room = room_all - control - PL_FRAME_RECORDS_HEAD;
@@ -149,6 +177,13 @@ static void encode_frames(const pl_sender *s, const plan *p, uint8_t *buf, size_
         memset(&f, 0, sizeof f);
         f.type = PL_FRAME_PING;
         *at += pl_frame_encode(buf + *at, cap - *at, &f);
+    }
+    if (p->size_probe) {
+        /* PADDING (zero bytes) up to the probed size, tag included. */
+        size_t end = p->size_probe - PURE_LINK_TAG_BYTES;
+        assert(end > *at && end <= cap);
+        memset(buf + *at, 0, end - *at);
+        *at = end;
     }
 }
 
@@ -193,6 +228,7 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
     e->has_response = p->response;
     e->trial = p->trial;
     e->is_copy = p->copy;
+    e->size_probe = p->size_probe != 0;
     if (s->bytes_in_flight == 0) s->first_sent_ns = s->delivered_ns = now_ns;  /* a new flight */
     e->delivered = s->delivered;
     e->delivered_ns = s->delivered_ns;
@@ -230,6 +266,7 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
         s->trial_pn = pn;
         s->trial_due = 0;
     }
+    if (p->size_probe) pl_pmtu_probe_sent(s, pn);
     s->epoch_packets++;
     pl_sender_epoch_due(pl, s, now_ns);  /* the packet count, not only the clock */
     copy_later(pl, s, e, now_ns);

@@ -91,3 +91,26 @@ int pure_link_sender_close(pure_link *pl, int sender, uint64_t now_ns) {
     pl_sender_check_closed(pl, s);
     return 0;
 }
+
+int pure_link_path_hint(pure_link *pl, const pure_link_addr *to, uint32_t kind, uint32_t datagram_bytes,
+                        uint64_t now_ns) {
+    assert(pl != NULL && pl->magic == PL_MAGIC && to != NULL);
+    assert(now_ns >= pl->now_ns);
+    pl->now_ns = now_ns;
+    if (pl->fatal) return PURE_LINK_ERR_FATAL;
+    if ((kind != PURE_LINK_HINT_TOO_BIG && kind != PURE_LINK_HINT_UNREACHABLE) || to->len == 0 ||
+        to->len > PURE_LINK_ADDR_MOST)
+        return PURE_LINK_ERR_INVALID;
+    /* Only a sender that sends to `to` takes it (RFC 8899 §4.6.1: a hint about another path
+     * is no evidence about this one). */
+    int taken = 0;
+    for (uint32_t i = 0; i < pl->senders_used; i++) {
+        pl_sender *s = &pl->senders[i];
+        if (!s->open || !pl_addr_equal(&s->wiring.receiver_addr, to)) continue;
+        pl_pmtu_hint(s, kind, datagram_bytes, now_ns);
+        taken++;
+    }
+    if (taken == 0 && kind == PURE_LINK_HINT_TOO_BIG) pl->stats.path_too_big_hints++;
+    if (taken == 0 && kind == PURE_LINK_HINT_UNREACHABLE) pl->stats.path_unreachable_hints++;
+    return taken;
+}

@@ -59,6 +59,22 @@
 #define PL_PACKET_LEAST     (PL_HEADER_LEAST + PL_PAYLOAD_LEAST + PL_TAG_BYTES)
 #define PL_PAYLOAD_MOST     (PL_DATAGRAM_MOST - PL_HEADER_LEAST - PL_TAG_BYTES)
 
+/* ---- Datagram sizes (spec/protocol.md §5.1) ----
+ * A sender's full packets start at the base, which every IPv6 path carries, and its probes
+ * search upward to PL_DATAGRAM_MOST.  A size fails when PL_PMTU_PROBES_MOST probes of it in
+ * a row are lost; the search ends when the largest size acknowledged is within
+ * PL_PMTU_GRAIN_BYTES of the smallest that failed.  PL_PMTU_BLACK_HOLE_LOSSES packets above
+ * the base lost, with none above it acknowledged and none at most the base lost since, and a
+ * smaller one acknowledged after them, is a black hole: the size drops to the base and the
+ * search starts again. */
+#define PL_DATAGRAM_BASE        PURE_LINK_DATAGRAM_BASE
+#define PL_IPV6_MTU_LEAST       1280u  /* RFC 8200 §5 */
+#define PL_IPV6_UDP_HEADERS     48u    /* IPv6 (40) + UDP (8) */
+#define PL_PMTU_PROBES_MOST     3u     /* RFC 8899 MAX_PROBES */
+#define PL_PMTU_GRAIN_BYTES     8u
+#define PL_PMTU_BLACK_HOLE_LOSSES 6u
+#define PL_PMTU_RAISE_NS_DEFAULT (600ull * 1000000000ull) /* RFC 8899 PMTU_RAISE_TIMER */
+
 /* Epoch field: 0 is epoch 0; epochs n >= 1 cycle through 1..15. */
 #define PL_EPOCH_FIELD_CYCLE 15u
 
@@ -193,6 +209,20 @@ _Static_assert((PL_DATAGRAM_MOST - (PL_FRAMING_BYTES - PL_FRAMING_STARTS * PL_FR
                PL_FRAMING_STARTS * (PL_FRAMING_RECORD + PL_FRAMING_PREFIX),
                "a packet's stream bytes hold at most two record starts");
 _Static_assert(PL_FRAMING_BYTES <= PL_FRAMING_GOAL, "framing per full packet <= 41 B");
+_Static_assert(PL_DATAGRAM_BASE == PL_IPV6_MTU_LEAST - PL_IPV6_UDP_HEADERS, "the base crosses every IPv6 path");
+_Static_assert(PL_DATAGRAM_BASE < PL_DATAGRAM_MOST, "there is a size above the base to search");
+_Static_assert(PL_HEADER_MOST + PL_FRAME_STREAM_MOST + PL_FRAME_OFFER_BYTES + PL_FRAME_TOKEN_BYTES +
+               PL_FRAME_RECORDS_HEAD + 1u + PL_TAG_BYTES <= PL_DATAGRAM_BASE,
+               "every control frame of a sender packet and a record byte fit the base size");
+/* The framing figure holds at every size from the base up: a smaller packet has the same
+ * header, tag and RECORDS head, and no more record starts than a full one. */
+/* The largest reply (ACCEPT, CHALLENGE, REFUSED, STORED and a full ACK) fits the base size,
+ * so replies never need a larger path back than the sender's smallest datagram. */
+#define PL_REPLY_MOST (PL_HEADER_MOST + PL_FRAME_ACCEPT_BYTES + PL_FRAME_TOKEN_BYTES + PL_FRAME_REFUSED_BYTES + \
+                       PL_FRAME_STORED_MOST + PL_FRAME_ACK_MOST + PL_TAG_BYTES)
+_Static_assert(PL_REPLY_MOST <= PL_DATAGRAM_BASE, "a reply never exceeds the base size");
+_Static_assert(PL_PMTU_GRAIN_BYTES >= 1 && PL_PMTU_GRAIN_BYTES <= 8, "sizes within 8 B of the best");
+_Static_assert(PL_PMTU_PROBES_MOST >= 1 && PL_PMTU_BLACK_HOLE_LOSSES >= PL_PMTU_PROBES_MOST, "probe and loss counts");
 
 /* ---- Reasons a packet is malformed (negative, so they pass through byte counts) ---- */
 typedef enum pl_wire_reason {

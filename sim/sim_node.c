@@ -112,6 +112,7 @@ static void make_config(sim_world *w, sim_node *n) {
     OVERRIDE(congestion, congestion);
     OVERRIDE(ack_delay_us, ack_delay_us);
     OVERRIDE(copies, copies);
+    OVERRIDE(pmtu_raise_ns, pmtu_raise_ns);
 #undef OVERRIDE
 }
 

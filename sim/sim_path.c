@@ -15,7 +15,7 @@ void sim_path_params_default(sim_path_params *params) {
 
 static const char *const path_field_names[SIM_PF_COUNT] = {
     "rate", "queue", "delay", "jitter", "loss", "ge_p", "ge_r", "ge_loss_good", "ge_loss_bad",
-    "dup", "corrupt", "overhead"};
+    "dup", "corrupt", "overhead", "mtu"};
 
 const char *sim_path_field_name(sim_path_field field) {
     return field < SIM_PF_COUNT ? path_field_names[field] : "?";
@@ -35,6 +35,7 @@ void sim_path_params_apply(sim_path_params *pp, sim_path_field field, uint64_t v
     case SIM_PF_DUP: pp->dup_ppb = (uint32_t)v; break;
     case SIM_PF_CORRUPT: pp->corrupt_ppb = (uint32_t)v; break;
     case SIM_PF_OVERHEAD: pp->overhead_bytes = (uint32_t)v; break;
+    case SIM_PF_MTU: pp->mtu_bytes = (uint32_t)v; break;
     case SIM_PF_COUNT: break;
     }
 }
@@ -179,6 +180,12 @@ size_t sim_path_send(sim_path *path, uint64_t now_ns, size_t bytes, sim_copy out
     const sim_path_params *p = &path->params;
     path->counters.datagrams_in++;
     path->counters.bytes_in += bytes;
+    if (p->mtu_bytes != 0 && bytes + p->overhead_bytes > p->mtu_bytes) {
+        /* Before any random draw: a path without an MTU draws as it always did. */
+        path->counters.dropped_mtu++;
+        out[0] = (sim_copy){SIM_FATE_MTU, 0, -1};
+        return 1;
+    }
     int lost_independent = sim_rng_chance(&path->rng, p->loss_ppb);
     int lost_burst = burst_lost(path); /* stepped for every datagram, lost or not */
     if (lost_independent || lost_burst) {

@@ -1,6 +1,9 @@
 /* sim_path.h: one direction of a network path between two simulated nodes.
  *
  * A datagram put on the path meets, in order:
+ *   0. the MTU (mtu_bytes, an IP MTU): a datagram whose size with overhead_bytes exceeds it
+ *      is dropped silently, as a router that may not fragment and sends no ICMP does (a
+ *      black hole for that size);
  *   1. random loss: independent (loss_ppb) and Gilbert-Elliott bursts (two states,
  *      good and bad, each with its own loss probability; ge_p_ppb = P(good -> bad),
  *      ge_r_ppb = P(bad -> good), one step per datagram);
@@ -38,6 +41,7 @@ typedef struct sim_path_params {
     uint32_t dup_ppb;          /* duplication */
     uint32_t corrupt_ppb;      /* one flipped bit, per copy */
     uint32_t overhead_bytes;   /* added to each datagram's size on the bottleneck */
+    uint32_t mtu_bytes;        /* IP MTU: larger datagrams (with overhead) vanish; 0: none */
 } sim_path_params;
 
 void sim_path_params_default(sim_path_params *params);
@@ -46,7 +50,7 @@ void sim_path_params_default(sim_path_params *params);
 typedef enum sim_path_field {
     SIM_PF_RATE, SIM_PF_QUEUE, SIM_PF_DELAY, SIM_PF_JITTER, SIM_PF_LOSS, SIM_PF_GE_P, SIM_PF_GE_R,
     SIM_PF_GE_LOSS_GOOD, SIM_PF_GE_LOSS_BAD, SIM_PF_DUP, SIM_PF_CORRUPT, SIM_PF_OVERHEAD,
-    SIM_PF_COUNT
+    SIM_PF_MTU, SIM_PF_COUNT
 } sim_path_field;
 
 /* Sets one field of path parameters. */
@@ -56,7 +60,8 @@ const char *sim_path_field_name(sim_path_field field);
 typedef enum sim_fate {
     SIM_FATE_ARRIVE = 0, /* reaches the far end at arrive_ns */
     SIM_FATE_LOSS = 1,   /* random (independent or burst) loss */
-    SIM_FATE_QUEUE = 2   /* the drop-tail queue was full */
+    SIM_FATE_QUEUE = 2,  /* the drop-tail queue was full */
+    SIM_FATE_MTU = 3     /* larger than the path's MTU */
 } sim_fate;
 
 typedef struct sim_copy {
@@ -70,6 +75,7 @@ typedef struct sim_path_counters {
     uint64_t dropped_loss;                 /* independent loss */
     uint64_t dropped_burst;                /* Gilbert-Elliott loss */
     uint64_t dropped_queue;                /* drop-tail */
+    uint64_t dropped_mtu;                  /* above the MTU */
     uint64_t duplicated, corrupted;
     uint64_t arrivals, bytes_out;          /* copies that will arrive */
     uint64_t reordered;                    /* copies arriving before an earlier-sent copy */

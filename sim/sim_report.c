@@ -359,6 +359,10 @@ static void json_link(const sim_world *w, const sim_link *l, FILE *out) {
     ju(out, "packets_lost", s.packets_lost);
     ju(out, "packets_retransmitted", s.packets_retransmitted);
     ju(out, "records_resent", s.records_resent);
+    ju(out, "datagram_bytes", s.datagram_bytes);
+    ju(out, "pmtu_probes_sent", s.pmtu_probes_sent);
+    ju(out, "pmtu_probes_lost", s.pmtu_probes_lost);
+    ju(out, "pmtu_black_holes", s.pmtu_black_holes);
     ju(out, "restart_recoveries", l->recoveries);
     jd(out, "restart_recovery_ms_max", ms(l->recovery_ns_max));
     double p50, p99, max;
@@ -440,6 +444,7 @@ static void json_path(const sim_world *w, uint32_t f, uint32_t t, FILE *out) {
     ju(out, "dropped_loss", c->dropped_loss);
     ju(out, "dropped_burst", c->dropped_burst);
     ju(out, "dropped_queue", c->dropped_queue);
+    ju(out, "dropped_mtu", c->dropped_mtu);
     ju(out, "duplicated", c->duplicated);
     ju(out, "corrupted", c->corrupted);
     ju(out, "arrivals", c->arrivals);

@@ -92,6 +92,10 @@ static int parse_path_value(parser *p, sim_path_field f, const char *text, uint6
         r = sim_value_bytes(text, v);
         if (r == 0 && *v > 1000) r = -1;
         break;
+    case SIM_PF_MTU:
+        r = sim_value_bytes(text, v);
+        if (r == 0 && *v > 65535) r = -1;
+        break;
     default:
         r = sim_value_ppb(text, &ppb);
         *v = ppb;
@@ -493,12 +497,14 @@ static int parse_node_key(parser *p, const char *key, char *value) {
         {"congestion", offsetof(sim_endpoint_spec, congestion), parse_congestion},
         {"ack_delay_us", offsetof(sim_endpoint_spec, ack_delay_us), sim_value_u64},
         {"copies", offsetof(sim_endpoint_spec, copies), sim_value_u64},
+        {"pmtu_raise", offsetof(sim_endpoint_spec, pmtu_raise_ns), sim_value_duration_ns},
     };
     for (size_t i = 0; i < sizeof endpoint_keys / sizeof endpoint_keys[0]; i++) {
         if (strcmp(key, endpoint_keys[i].name) != 0) continue;
         uint64_t *dst = (uint64_t *)((char *)&n->endpoint + endpoint_keys[i].offset);
         if (endpoint_keys[i].parse(value, dst) != 0) return fail(p, "bad value '%s' for %s", value, key);
         if (strcmp(key, "idle") != 0 && strcmp(key, "epoch_time") != 0 && strcmp(key, "epoch_packets") != 0 &&
+            strcmp(key, "pmtu_raise") != 0 &&
             *dst > UINT32_MAX)
             return fail(p, "%s above 2^32-1", key);
         return 0;

@@ -60,7 +60,7 @@ typedef struct sim_endpoint_spec {
     uint64_t senders_most, send_queue_bytes, send_queue_records, packets_in_flight_most;
     uint64_t peers_most, runs_most, stream_buffer_bytes, unstored_records_most;
     uint64_t receive_memory_bytes, send_memory_bytes;
-    uint64_t idle_ns, epoch_ns, epoch_packets, congestion, ack_delay_us, copies;
+    uint64_t idle_ns, epoch_ns, epoch_packets, congestion, ack_delay_us, copies, pmtu_raise_ns;
 } sim_endpoint_spec;
 
 typedef struct sim_node_spec {

@@ -374,5 +374,6 @@ void sim_link_sample(sim_world *w, sim_link *l) {
     sim_trace_u64(&w->trace, "packets_lost", s.packets_lost);
     sim_trace_u64(&w->trace, "packets_retransmitted", s.packets_retransmitted);
     sim_trace_u64(&w->trace, "records_stored", s.records_stored);
+    sim_trace_u64(&w->trace, "datagram_bytes", s.datagram_bytes);
     sim_trace_end(&w->trace);
 }

@@ -125,6 +125,7 @@ static void put_on_path(sim_world *w, sim_tcp *t, sim_tcp_seg *seg, uint32_t fro
     for (size_t i = 0; i < n; i++) {
         const char *why = copies[i].fate == SIM_FATE_LOSS    ? "loss"
                           : copies[i].fate == SIM_FATE_QUEUE ? "queue"
+                          : copies[i].fate == SIM_FATE_MTU   ? "mtu"
                           : copies[i].corrupt_bit >= 0       ? "corrupt"
                                                              : NULL;
         if (why) {

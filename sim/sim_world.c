@@ -185,7 +185,8 @@ void sim_world_route(sim_world *w, uint32_t from, const pure_link_addr *to, sim_
     for (size_t i = 0; i < n; i++) {
         sim_packet *c = bufs[i];
         if (copies[i].fate != SIM_FATE_ARRIVE) {
-            sim_world_trace_packet(w, "transport:packet_dropped", c, copies[i].fate == SIM_FATE_LOSS ? "loss" : "queue");
+            const char *why = copies[i].fate == SIM_FATE_LOSS ? "loss" : copies[i].fate == SIM_FATE_MTU ? "mtu" : "queue";
+            sim_world_trace_packet(w, "transport:packet_dropped", c, why);
             sim_packet_free(w, c);
             continue;
         }

@@ -24,6 +24,7 @@ from cryptography.exceptions import InvalidTag
 # --------------------------------------------------------------------------------------
 VERSION = 1
 DATAGRAM_MOST = 1452            # UDP payload
+DATAGRAM_BASE = 1232            # protocol.md §5.1: a sender's packets without a search, every reply
 TAG_BYTES = 16
 SENDER_HEADER_BASE = 14         # wire.md §3.1: bytes before the packet number
 REPLY_HEADER_BASE = 18          # wire.md §3.2

@@ -160,7 +160,7 @@ class MiniSender:
         """One sender packet; returns False when there is nothing to send."""
         pn = self.pn
         L = pl.pn_length(pn, self.acked_largest)
-        room = pl.DATAGRAM_MOST - (14 + L) - pl.TAG_BYTES
+        room = pl.DATAGRAM_BASE - (14 + L) - pl.TAG_BYTES  # protocol.md §5.1: no search
         frames = []
         info = {"time": now, "pieces": [], "stream": False, "response": None,
                 "offer": None, "data": False}

@@ -216,7 +216,8 @@ class Sender:
         """One sender packet; None when there is nothing to say."""
         pn = self.pn
         L = 4 if (probe or self.force4) else pl.pn_length(pn, self.acked_largest)
-        room = pl.DATAGRAM_MOST - (pl.SENDER_HEADER_BASE + L) - pl.TAG_BYTES
+        # protocol.md §5.1: no search for a larger size here, so every packet stays at the base
+        room = pl.DATAGRAM_BASE - (pl.SENDER_HEADER_BASE + L) - pl.TAG_BYTES
         head = []
         kinds = []
         offer = None

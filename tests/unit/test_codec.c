@@ -973,6 +973,34 @@ static void framing_figure(void) {
             PL_FRAMING_GOAL);
 }
 
+/* Stream positions in [0, x) that hold a record's 2 B prefix (1 KiB records back to back). */
+static size_t prefix_positions(size_t x) {
+    const size_t unit = PL_FRAMING_PREFIX + PL_FRAMING_RECORD;
+    return x / unit * PL_FRAMING_PREFIX + (x % unit < PL_FRAMING_PREFIX ? x % unit : PL_FRAMING_PREFIX);
+}
+
+/* The framing goal holds at every datagram size a sender may use (spec/protocol.md §9), from
+ * the base to the largest, at every phase of the stream. */
+static void framing_figure_every_size(void) {
+    const size_t unit = PL_FRAMING_PREFIX + PL_FRAMING_RECORD;
+    const size_t fixed = pl_header_size(0, PL_FRAMING_PN_LEN) + PL_TAG_BYTES + PL_FRAME_RECORDS_HEAD;
+    size_t worst_all = 0, worst_base = 0;
+    for (size_t size = PL_DATAGRAM_BASE; size <= PL_DATAGRAM_MOST; size++) {
+        size_t data = size - fixed, worst = 0;
+        for (size_t phase = 0; phase < unit; phase++) {
+            size_t overhead = fixed + prefix_positions(phase + data) - prefix_positions(phase);
+            if (overhead > worst) worst = overhead;
+        }
+        CHECK(worst <= PL_FRAMING_GOAL);
+        if (worst > worst_all) worst_all = worst;
+        if (size == PL_DATAGRAM_BASE) worst_base = worst;
+    }
+    CHECK_EQ_U(worst_all, PL_FRAMING_BYTES);
+    CHECK_EQ_U(worst_base, PL_FRAMING_BYTES);  /* two record starts fit even the base size */
+    fprintf(stderr, "  framing per full packet, %u..%u B: at most %zu B (goal %u)\n", PL_DATAGRAM_BASE,
+            PL_DATAGRAM_MOST, worst_all, PL_FRAMING_GOAL);
+}
+
 /* ---- Fuzz: fixed seed, random and type-biased inputs ---- */
 
 static void fuzz_one_payload(const uint8_t *p, size_t n, int dir) {
@@ -1070,4 +1098,4 @@ TEST_MAIN(TEST_CASE(payload_frame_count_limit), TEST_CASE(varint_edges), TEST_CA
           TEST_CASE(refused_roundtrip), TEST_CASE(refused_truncation), TEST_CASE(refused_malformed),
           TEST_CASE(frames_unknown_type), TEST_CASE(frames_direction), TEST_CASE(varint_fields_in_frames), TEST_CASE(frame_valid_rules), TEST_CASE(ack_range_counts),
           TEST_CASE(ack_encode_fit), TEST_CASE(payload_check_cases), TEST_CASE(reason_names),
-          TEST_CASE(framing_figure), TEST_CASE(fuzz_random))
+          TEST_CASE(framing_figure), TEST_CASE(framing_figure_every_size), TEST_CASE(fuzz_random))

@@ -958,6 +958,25 @@ static void run_event_limit_ends_with_error(void) {
     free_run(w, sc);
 }
 
+/* Runs scenario text (seed 1) with its trace in a temporary file, rewound for reading. */
+static sim_world *run_traced(const char *text, sim_scenario **sc_out, FILE **trace_out) {
+    sim_scenario *sc = calloc(1, sizeof *sc);
+    char err[256];
+    CHECK(sim_scenario_parse(sc, text, err, sizeof err) == 0);
+    sim_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.trace_file = tmpfile();
+    CHECK(opt.trace_file != NULL);
+    sim_world *w = calloc(1, sizeof *w);
+    CHECK(sim_run_init(w, sc, &opt, err, sizeof err) == 0);
+    CHECK(sim_run(w) == 0);
+    fflush(opt.trace_file);
+    rewind(opt.trace_file);
+    *sc_out = sc;
+    *trace_out = opt.trace_file;
+    return w;
+}
+
 static void run_timed_change_applies_from_its_time(void) {
     static const char text[] =
         "duration: 2s\n"
@@ -969,23 +988,14 @@ static void run_timed_change_applies_from_its_time(void) {
         "link: a > b\n"
         "record_bytes: 500\n"
         "until: 2s\n";
-    sim_scenario *sc = calloc(1, sizeof *sc);
-    char err[256];
-    CHECK(sim_scenario_parse(sc, text, err, sizeof err) == 0);
-    sim_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.trace_file = tmpfile();
-    CHECK(opt.trace_file != NULL);
-    sim_world *w = calloc(1, sizeof *w);
-    CHECK(sim_run_init(w, sc, &opt, err, sizeof err) == 0);
-    CHECK(sim_run(w) == 0);
+    sim_scenario *sc;
+    FILE *trace;
+    sim_world *w = run_traced(text, &sc, &trace);
     CHECK(w->paths[1].counters.dropped_loss > 0);
     /* Every loss is at or after 1 s, and the change is in the trace at 1 s. */
-    fflush(opt.trace_file);
-    rewind(opt.trace_file);
     char line[SIM_TRACE_RECORD_MOST];
     uint64_t losses = 0, changes = 0;
-    while (fgets(line, sizeof line, opt.trace_file)) {
+    while (fgets(line, sizeof line, trace)) {
         unsigned long long t;
         if (sscanf(line, "\x1e{\"time\":%llu,", &t) != 1) continue;
         if (strstr(line, "\"why\":\"loss\"")) {
@@ -998,10 +1008,89 @@ static void run_timed_change_applies_from_its_time(void) {
         }
     }
     CHECK(losses == w->paths[1].counters.dropped_loss && changes == 1);
-    fclose(opt.trace_file);
-    sim_run_free(w);
-    free(w);
-    free(sc);
+    fclose(trace);
+    free_run(w, sc);
+}
+
+/* ---- datagram sizes (spec/protocol.md §5.1) over paths with an MTU ---- */
+
+/* A bulk transfer over a path of IP MTU `mtu` with `overhead` B of IP and UDP headers: it
+ * completes, every record once, and the sender's size ends within 8 B of the best the path
+ * allows; the path dropped only probes for their size. */
+static void mtu_transfer(uint32_t mtu, uint32_t overhead) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "duration: 30s\npath.rate: 50Mbit\npath.delay: 10ms\npath.mtu: %u\npath.overhead: %u\n"
+             "node: a\nnode: b\nlink: a > b\nrecord_bytes: 1KiB\ncount: 10000\n", mtu, overhead);
+    sim_scenario *sc;
+    sim_world *w = run_scenario(text, 1, &sc);
+    CHECK(w != NULL && w->error == NULL);
+    sim_totals t;
+    sim_report_totals(w, &t);
+    pure_link_stats s;
+    sim_link_stats(w, &w->links[0], &s);
+    uint32_t best = mtu - overhead < PURE_LINK_DATAGRAM_MOST ? mtu - overhead : PURE_LINK_DATAGRAM_MOST;
+    fprintf(stderr, "  MTU %u (-%u): size %llu of %u, %llu probes (%llu lost), done in %.2f s\n", mtu, overhead,
+            (unsigned long long)s.datagram_bytes, best, (unsigned long long)s.pmtu_probes_sent,
+            (unsigned long long)s.pmtu_probes_lost, (double)w->links[0].done_ns / SEC);
+    CHECK(w->links[0].done);
+    CHECK_EQ_U(t.records_stored, 10000);
+    CHECK_EQ_U(t.duplicates_delivered, 0);
+    CHECK_EQ_U(t.out_of_order, 0);
+    CHECK(s.datagram_bytes <= best && s.datagram_bytes + 8 > best);
+    CHECK_EQ_U(w->paths[0 * 2 + 1].counters.dropped_mtu, s.pmtu_probes_lost);
+    CHECK_EQ_U(w->paths[1 * 2 + 0].counters.dropped_mtu, 0);  /* replies fit any path */
+    free_run(w, sc);
+}
+
+static void mtu_1280_ipv4(void) { mtu_transfer(1280, 28); }
+static void mtu_1280_ipv6(void) { mtu_transfer(1280, 48); }
+static void mtu_1400_ipv4(void) { mtu_transfer(1400, 28); }
+static void mtu_1450_ipv4(void) { mtu_transfer(1450, 28); }
+static void mtu_1450_ipv6(void) { mtu_transfer(1450, 48); }
+static void mtu_1500_ipv4(void) { mtu_transfer(1500, 28); }
+static void mtu_1500_ipv6(void) { mtu_transfer(1500, 48); }
+
+/* The path's MTU drops from 1,500 to 1,280 at 3 s with no hint (a black hole) and comes back
+ * at 6 s: the sender is at a size the path carries within 3 s of the drop (here: the
+ * samples every 10 ms say when), finds 1,452 B again one raise interval (2 s) after its search
+ * below 1,280 ended, and every record arrives once. */
+static void mtu_black_hole_and_back(void) {
+    static const char text[] =
+        "duration: 20s\nmetrics_interval: 10ms\npath.rate: 50Mbit\npath.delay: 10ms\npath.mtu: 1500\n"
+        "at 3s path.mtu: 1280\nat 6s path.mtu: 1500\n"
+        "node: a\npmtu_raise: 2s\nnode: b\nlink: a > b\nrecord_bytes: 1KiB\ncount: 60000\n";
+    sim_scenario *sc;
+    FILE *trace;
+    sim_world *w = run_traced(text, &sc, &trace);
+    static char line[SIM_TRACE_RECORD_MOST];
+    uint64_t full_before = 0, small_ns = 0, full_again_ns = 0, stored_at_small = 0, stored_after = 0;
+    while (fgets(line, sizeof line, trace)) {
+        unsigned long long t, stored, bytes;
+        const char *m = strstr(line, "recovery:metrics_updated");
+        const char *b = strstr(line, "\"datagram_bytes\":"), *r = strstr(line, "\"records_stored\":");
+        if (m == NULL || b == NULL || r == NULL || sscanf(line, "\x1e{\"time\":%llu,", &t) != 1) continue;
+        sscanf(b, "\"datagram_bytes\":%llu", &bytes);
+        sscanf(r, "\"records_stored\":%llu", &stored);
+        if (t < 3 * SEC && bytes == PURE_LINK_DATAGRAM_MOST) full_before++;
+        if (t >= 3 * SEC && small_ns == 0 && bytes <= 1252) small_ns = t, stored_at_small = stored;
+        if (small_ns && t < 6 * SEC) stored_after = stored;
+        if (t >= 6 * SEC && full_again_ns == 0 && bytes == PURE_LINK_DATAGRAM_MOST) full_again_ns = t;
+    }
+    pure_link_stats s;
+    sim_link_stats(w, &w->links[0], &s);
+    fprintf(stderr, "  black hole at 3 s left at %.2f s (%llu records stored by 6 s after it); 1,452 B again at %.2f s\n",
+            (double)small_ns / SEC, (unsigned long long)(stored_after - stored_at_small), (double)full_again_ns / SEC);
+    CHECK(full_before > 0);
+    CHECK(small_ns > 3 * SEC && small_ns < 6 * SEC);
+    CHECK(stored_after > stored_at_small + 1000);        /* back at work below the new MTU */
+    CHECK(full_again_ns >= 7 * SEC && full_again_ns < 10 * SEC);  /* after the raise interval */
+    CHECK(s.pmtu_black_holes >= 1);
+    CHECK(w->links[0].done);
+    CHECK_EQ_U(w->links[0].host_stored, 60000);
+    CHECK_EQ_U(w->nodes[1].duplicates_delivered, 0);
+    fclose(trace);
+    free_run(w, sc);
 }
 
 /* Address changes, a replay and a spoofed copy in one run: the datagrams go where the
@@ -1368,7 +1457,9 @@ TEST_MAIN(TEST_CASE(engine_orders_by_time_then_sequence), TEST_CASE(engine_rando
           TEST_CASE(vopr_check_names_each_broken_invariant),
           TEST_CASE(run_same_seed_same_trace), TEST_CASE(run_lossy_path_delivers_each_record_once),
           TEST_CASE(run_crash_and_restart_completes), TEST_CASE(run_event_limit_ends_with_error),
-          TEST_CASE(run_timed_change_applies_from_its_time),
+          TEST_CASE(run_timed_change_applies_from_its_time), TEST_CASE(mtu_1280_ipv4), TEST_CASE(mtu_1280_ipv6),
+          TEST_CASE(mtu_1400_ipv4), TEST_CASE(mtu_1450_ipv4), TEST_CASE(mtu_1450_ipv6), TEST_CASE(mtu_1500_ipv4),
+          TEST_CASE(mtu_1500_ipv6), TEST_CASE(mtu_black_hole_and_back),
           TEST_CASE(run_address_change_replay_and_spoof), TEST_CASE(tcp_cubic_curve_in_fixed_point),
           TEST_CASE(tcp_cc_reductions_and_growth), TEST_CASE(tcp_scenario_keys),
           TEST_CASE(tcp_lone_flow_fills_the_bottleneck), TEST_CASE(tcp_against_tcp_shares_a_symmetric_path),

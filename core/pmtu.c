@@ -1,0 +1,154 @@
+/* pmtu.c: a sender's datagram size (spec/protocol.md §5.1), after RFC 8899's datagram
+ * packetization layer PMTU discovery.
+ *
+ * Full packets start at the base size, which every IPv6 path carries.  While the sender has
+ * record bytes to send, one probe at a time — a PING padded to the size probed, with no
+ * record bytes, so its loss costs no data — asks whether the path carries a larger size:
+ * first the largest (most paths carry it, and then one round trip settles it), then halves
+ * of the interval between the largest size acknowledged and the smallest that failed, until
+ * they are within PL_PMTU_GRAIN_BYTES.  A size fails after PL_PMTU_PROBES_MOST probes of it
+ * are lost in a row.  A lost probe is not a congestion signal: a path that drops large
+ * datagrams says nothing about its queue.
+ *
+ * A path may start dropping what it carried (a route change with ICMP filtered: a black
+ * hole).  Packets above the base then are all lost while the loss timer's probes, which the
+ * sender sizes at the base, come through; PL_PMTU_BLACK_HOLE_LOSSES such losses with no
+ * packet above the base acknowledged or any packet at most the base lost since, and a
+ * smaller packet acknowledged after them, drop the size to the base at once and start the
+ * search again from the top.  An outage loses the small probes too, so it is not taken for
+ * a black hole (one shorter than a PTO can be, and then costs only the few probes that find
+ * the old size again).
+ * A search that ended below the largest size starts again after raise_interval_ns: the path
+ * may have grown. */
+#include "internal.h"
+
+#define NO_FAILURE (PL_DATAGRAM_MOST + 1u)
+
+void pl_pmtu_start(pl_pmtu *m, uint64_t raise_interval_ns) {
+    memset(m, 0, sizeof *m);
+    m->bytes = m->acked = PL_DATAGRAM_BASE;
+    m->failed = NO_FAILURE;
+    m->probe_bytes = PL_DATAGRAM_MOST;
+    m->probe_pn = PL_NONE;
+    m->raise_ns = PL_NONE;
+    m->raise_interval_ns = raise_interval_ns;
+}
+
+/* The next size to probe, or 0 when the search is over. */
+static uint32_t next_size(const pl_pmtu *m) {
+    if (m->bytes > m->acked) return m->bytes;           /* a hint lowered it: confirm it */
+    if (m->failed <= m->acked + PL_PMTU_GRAIN_BYTES) return 0;
+    if (m->failed == NO_FAILURE) return PL_DATAGRAM_MOST;
+    return m->acked + (m->failed - m->acked) / 2;
+}
+
+/* The search goes on from what m knows now (a new target forgets any probe in flight: its
+ * fate no longer decides anything). */
+static void retarget(pl_pmtu *m, uint64_t now_ns) {
+    m->probe_pn = PL_NONE;
+    m->probe_losses = 0;
+    m->probe_bytes = next_size(m);
+    m->raise_ns = PL_NONE;
+    if (m->probe_bytes == 0 && m->acked < PL_DATAGRAM_MOST) m->raise_ns = now_ns + m->raise_interval_ns;
+    assert(m->acked >= PL_DATAGRAM_BASE && m->bytes >= PL_DATAGRAM_BASE && m->bytes <= PL_DATAGRAM_MOST);
+}
+
+/* Back to the base and a new search below `failed`; the path changed after pn_next - 1. */
+static void fall_to_base(pl_pmtu *m, uint32_t failed, uint64_t pn_next, uint64_t now_ns) {
+    m->path_pn = pn_next;
+    m->bytes = m->acked = PL_DATAGRAM_BASE;
+    m->failed = failed;
+    m->big_losses = 0;
+    retarget(m, now_ns);
+}
+
+/* The size of the probe to send now, or 0 (none due: the search is over, or its probe is in
+ * flight).  The raise interval's end restarts the search here, so it needs no timer: a sender
+ * with nothing to send has nothing to probe with. */
+uint32_t pl_pmtu_probe_due(pl_pmtu *m, uint64_t now_ns) {
+    if (m->raise_ns != PL_NONE && now_ns >= m->raise_ns) {
+        m->failed = NO_FAILURE;
+        retarget(m, now_ns);
+    }
+    return m->probe_pn == PL_NONE ? m->probe_bytes : 0;
+}
+
+void pl_pmtu_probe_sent(pl_sender *s, uint64_t pn) {
+    assert(s->pmtu.probe_bytes > 0 && s->pmtu.probe_pn == PL_NONE);
+    s->pmtu.probe_pn = pn;
+    s->stats.pmtu_probes_sent++;
+}
+
+void pl_pmtu_on_acked(pl_sender *s, const pl_sent *e, uint64_t now_ns) {
+    pl_pmtu *m = &s->pmtu;
+    if (e->bytes > PL_DATAGRAM_BASE) {
+        m->ack_big = 1;
+        m->big_losses = 0;
+    } else {
+        m->ack_small = 1;
+    }
+    if (e->bytes <= m->acked || e->pn < m->path_pn) return;
+    m->acked = e->bytes;
+    if (m->acked > m->bytes) m->bytes = m->acked;
+    if (m->failed <= m->acked) m->failed = NO_FAILURE;  /* an older failure the path has outgrown */
+    if (e->pn == m->probe_pn || (m->probe_bytes != 0 && m->acked >= m->probe_bytes)) retarget(m, now_ns);
+}
+
+void pl_pmtu_on_lost(pl_sender *s, const pl_sent *e, uint64_t now_ns) {
+    pl_pmtu *m = &s->pmtu;
+    if (!e->size_probe) {
+        /* A small packet lost as well (losses come in packet-number order, so the PTO probes
+         * of an outage come after the packets they follow) says the path lost everything
+         * for a while: an outage, not a size it stopped carrying. */
+        m->big_losses = e->bytes > PL_DATAGRAM_BASE ? m->big_losses + 1 : 0;
+        return;
+    }
+    s->stats.pmtu_probes_lost++;
+    if (e->pn != m->probe_pn) return;
+    m->probe_pn = PL_NONE;
+    if (++m->probe_losses < PL_PMTU_PROBES_MOST) return;
+    m->failed = m->probe_bytes;
+    if (m->bytes >= m->failed) m->bytes = m->acked;     /* a hinted size that did not pass */
+    retarget(m, now_ns);
+}
+
+/* After an ACK frame's packets and the losses it showed: a black hole? */
+void pl_pmtu_ack_done(pl_sender *s, uint64_t now_ns) {
+    pl_pmtu *m = &s->pmtu;
+    int hole = m->ack_small && !m->ack_big && m->big_losses >= PL_PMTU_BLACK_HOLE_LOSSES &&
+               m->bytes > PL_DATAGRAM_BASE;
+    m->ack_small = m->ack_big = 0;
+    if (!hole) return;
+    s->stats.pmtu_black_holes++;
+    fall_to_base(m, NO_FAILURE, s->pn_next, now_ns);
+}
+
+void pl_pmtu_hint(pl_sender *s, uint32_t kind, uint32_t bytes, uint64_t now_ns) {
+    pl_pmtu *m = &s->pmtu;
+    if (kind == PURE_LINK_HINT_UNREACHABLE) {
+        s->stats.path_unreachable_hints++;
+        return;
+    }
+    assert(kind == PURE_LINK_HINT_TOO_BIG);
+    s->stats.path_too_big_hints++;
+    if (bytes != 0 && bytes < PL_DATAGRAM_BASE) return;  /* the base is the floor */
+    if (bytes == 0 || bytes == m->bytes) {
+        /* The size in use did not go (or something did not, and the host cannot say what). */
+        if (m->bytes > PL_DATAGRAM_BASE) fall_to_base(m, m->bytes, s->pn_next, now_ns);
+    } else if (bytes == m->probe_bytes) {
+        m->failed = bytes;                               /* the probe cannot pass */
+        retarget(m, now_ns);
+    } else if (bytes < m->bytes) {
+        /* Lower at once; the hinted size is tried by the next probe, and the search is below
+         * it: the path changed, so what it carried before counts no more. */
+        m->path_pn = s->pn_next;
+        m->bytes = bytes;
+        m->acked = PL_DATAGRAM_BASE;
+        m->failed = bytes + 1;
+        m->big_losses = 0;
+        retarget(m, now_ns);
+    } else if (bytes < PL_DATAGRAM_MOST && bytes + 1 < m->failed) {
+        m->failed = bytes + 1;                           /* the search stays below it */
+        if (m->probe_bytes > bytes) retarget(m, now_ns);
+    }
+}

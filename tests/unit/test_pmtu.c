@@ -1,0 +1,227 @@
+/* test_pmtu.c: datagram sizes (spec/protocol.md §9) end to end over link_loop.h in virtual
+ * time: the search on a path with an MTU, probes that cost no congestion, the host's hints,
+ * black holes, replies within the base, and a receiver that takes every size. */
+#include "harness.h"
+#include "link_loop.h"
+#include "internal.h"
+
+#define MS 1000000ull
+#define S 1000000000ull
+
+/* The path's largest UDP payload (sender to receiver; replies pass) and what went over it. */
+typedef struct mtu_tap {
+    size_t sender_most;                  /* larger sender datagrams vanish; 0: no limit */
+    uint64_t limit_from_ns;              /* the limit holds from then on */
+    size_t sent_largest, reply_largest;  /* datagrams that passed */
+    uint64_t dropped;
+    uint64_t sizes_seen[PURE_LINK_DATAGRAM_MOST + 1];
+} mtu_tap;
+
+static int tap_mtu(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg) {
+    (void)to, (void)data;
+    mtu_tap *t = arg;
+    if (from != 0) {
+        if (len > t->reply_largest) t->reply_largest = len;
+        return 1;
+    }
+    if (t->sender_most && n->now_ns >= t->limit_from_ns && len > t->sender_most) {
+        t->dropped++;
+        return 0;
+    }
+    if (len > t->sent_largest) t->sent_largest = len;
+    t->sizes_seen[len]++;
+    return 1;
+}
+
+/* The sending host: whenever fewer than 150 records of 1,000 B wait to be stored, it queues
+ * 300 more (so the sender fills whole packets, at about 10 MB/s over a 20 ms round trip),
+ * until `total` are queued; done when all are stored (an ll_run predicate, called between
+ * events). */
+typedef struct feeder { int64_t total, queued; } feeder;
+
+static int feed(ll_net *n, void *arg) {
+    feeder *f = arg;
+    uint8_t rec[1000];
+    if (f->queued - n->node[0].stored_seen[0] >= 150) return 0;
+    for (int k = 0; k < 300 && f->queued < f->total; k++) {
+        memset(rec, (uint8_t)f->queued, sizeof rec);
+        CHECK(pure_link_send(n->node[0].pl, 0, rec, sizeof rec, n->now_ns) == f->queued);
+        f->queued++;
+    }
+    return n->node[0].stored_seen[0] >= f->total;
+}
+
+static pure_link_stats sender_stats(ll_net *n) {
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n->node[0].pl, 0, &st) == 0);
+    return st;
+}
+
+/* A pair a > b with one link, 10 ms each way, through the tap t (set up by the caller),
+ * that has sent from f for its first `run_ns`. */
+static void pair(ll_net *n, uint64_t seed, const pure_link_config *sender_cfg, mtu_tap *t, feeder *f,
+                 uint64_t run_ns) {
+    ll_init(n, seed, 10 * MS);
+    int a = ll_node_add(n, sender_cfg), b = ll_node_add(n, NULL);
+    CHECK(a == 0 && b == 1);
+    CHECK(pure_link_wire_peer(n->node[b].pl, n->node[a].pub, "*", 0) >= 0);
+    CHECK(ll_link(n, a, b, "out", "in", 7) == 0);
+    n->tap = tap_mtu, n->tap_arg = t;
+    ll_run(n, run_ns, feed, f);
+}
+
+/* A path that carries `most` B of UDP payload: the transfer completes, every record once,
+ * at a size within 8 B of `most`, and the lost probes are neither lost packets nor
+ * congestion. */
+static void search_finds(size_t most) {
+    ll_net n;
+    static mtu_tap t;
+    t = (mtu_tap){.sender_most = most};
+    feeder f = {20000, 0};
+    pair(&n, 3, NULL, &t, &f, 20 * S);
+    pure_link_stats st = sender_stats(&n);
+    size_t best = most < PURE_LINK_DATAGRAM_MOST ? most : PURE_LINK_DATAGRAM_MOST;
+    fprintf(stderr, "  path %zu B: size %llu, %llu probes (%llu lost), done at %.0f ms\n", most,
+            (unsigned long long)st.datagram_bytes, (unsigned long long)st.pmtu_probes_sent,
+            (unsigned long long)st.pmtu_probes_lost, (double)n.now_ns / MS);
+    CHECK_EQ_U(n.node[0].stored_seen[0], 20000);
+    CHECK_EQ_U(n.node[1].records_delivered, 20000);
+    CHECK_EQ_U(n.node[1].duplicates, 0);
+    CHECK(st.datagram_bytes <= best && st.datagram_bytes + PL_PMTU_GRAIN_BYTES > best);
+    CHECK(t.sent_largest <= best);
+    CHECK_EQ_U(st.packets_lost, 0);          /* only probes were too big */
+    CHECK_EQ_U(st.congestion_events, 0);
+    CHECK_EQ_U(st.pmtu_probes_lost, t.dropped);
+    CHECK(best == PURE_LINK_DATAGRAM_MOST ? st.pmtu_probes_sent == 1 : st.pmtu_probes_lost >= PL_PMTU_PROBES_MOST);
+    CHECK(t.reply_largest <= PURE_LINK_DATAGRAM_BASE);
+    ll_free(&n);
+}
+
+static void search_on_a_1452_path(void) { search_finds(PURE_LINK_DATAGRAM_MOST); }
+static void search_on_a_1372_path(void) { search_finds(1400 - 28); }
+static void search_on_a_1252_path(void) { search_finds(1280 - 28); }
+static void search_on_the_ipv6_minimum(void) { search_finds(PURE_LINK_DATAGRAM_BASE); }
+
+/* The path narrows mid-transfer and says nothing (no hint): the sender falls back to the
+ * base within a few round trips, finds the new size, and every record still arrives once. */
+static void black_hole_falls_back_and_searches_again(void) {
+    ll_net n;
+    static mtu_tap t;
+    t = (mtu_tap){.sender_most = 1300, .limit_from_ns = 300 * MS};
+    feeder f = {60000, 0};
+    pair(&n, 5, NULL, &t, &f, 300 * MS);
+    CHECK_EQ_U(sender_stats(&n).datagram_bytes, PURE_LINK_DATAGRAM_MOST);
+    uint64_t left_ns = 0;
+    while (n.now_ns < 5 * S && left_ns == 0) {
+        ll_run(&n, n.now_ns + 10 * MS, feed, &f);
+        if (sender_stats(&n).datagram_bytes <= 1300) left_ns = n.now_ns;
+    }
+    fprintf(stderr, "  back at or below the path's 1,300 B %.0f ms after it narrowed\n",
+            (double)(left_ns - 300 * MS) / MS);
+    CHECK(left_ns != 0 && left_ns - 300 * MS < 1 * S);
+    ll_run(&n, 60 * S, feed, &f);
+    pure_link_stats st = sender_stats(&n);
+    CHECK_EQ_U(n.node[0].stored_seen[0], 60000);
+    CHECK_EQ_U(n.node[1].duplicates, 0);
+    CHECK_EQ_U(st.pmtu_black_holes, 1);
+    CHECK(st.datagram_bytes <= 1300 && st.datagram_bytes + PL_PMTU_GRAIN_BYTES > 1300);
+    ll_free(&n);
+}
+
+/* A search that ended below the largest size starts again after pmtu_raise_ns, and finds
+ * a path that grew back. */
+static void raise_interval_finds_a_grown_path(void) {
+    pure_link_config c = {.pmtu_raise_ns = 2 * S};
+    ll_net n;
+    static mtu_tap t;
+    t = (mtu_tap){.sender_most = 1300};
+    feeder f = {1000000, 0};
+    pair(&n, 7, &c, &t, &f, 1 * S);
+    CHECK(sender_stats(&n).datagram_bytes <= 1300);
+    t.sender_most = 0;                            /* the path grows back at 1 s */
+    ll_run(&n, 2 * S, feed, &f);
+    CHECK(sender_stats(&n).datagram_bytes <= 1300);  /* not before the interval is over */
+    ll_run(&n, 4 * S, feed, &f);
+    CHECK_EQ_U(sender_stats(&n).datagram_bytes, PURE_LINK_DATAGRAM_MOST);
+    ll_free(&n);
+}
+
+/* The host's hints: a too-big hint lowers the size at once and a probe confirms it; one
+ * below the base, an unreachable, one for another address or of an unknown kind changes
+ * nothing; every one is counted where the statistics say. */
+static void hints_lower_at_once_and_are_counted(void) {
+    ll_net n;
+    static mtu_tap t;
+    t = (mtu_tap){0};
+    feeder f = {40000, 0};
+    pair(&n, 9, NULL, &t, &f, 200 * MS);
+    pure_link *pl = n.node[0].pl;
+    const pure_link_addr *to = &n.node[1].addr;
+    CHECK_EQ_U(sender_stats(&n).datagram_bytes, PURE_LINK_DATAGRAM_MOST);
+    CHECK(pure_link_path_hint(pl, to, PURE_LINK_HINT_TOO_BIG, 1300, n.now_ns) == 1);
+    CHECK_EQ_U(sender_stats(&n).datagram_bytes, 1300);
+    memset(t.sizes_seen, 0, sizeof t.sizes_seen);
+    ll_run(&n, n.now_ns + 300 * MS, feed, &f);
+    for (size_t len = 1301; len <= PURE_LINK_DATAGRAM_MOST; len++) CHECK_EQ_U(t.sizes_seen[len], 0);
+    CHECK(t.sizes_seen[1300] > 10);
+    CHECK_EQ_U(sender_stats(&n).datagram_bytes, 1300);  /* confirmed, and the search stays below */
+    CHECK(pure_link_path_hint(pl, to, PURE_LINK_HINT_TOO_BIG, PURE_LINK_DATAGRAM_BASE - 1, n.now_ns) == 1);
+    CHECK_EQ_U(sender_stats(&n).datagram_bytes, 1300);  /* below the base: counted only */
+    CHECK(pure_link_path_hint(pl, to, PURE_LINK_HINT_UNREACHABLE, 0, n.now_ns) == 1);
+    CHECK_EQ_U(sender_stats(&n).datagram_bytes, 1300);
+    CHECK(pure_link_path_hint(pl, to, PURE_LINK_HINT_TOO_BIG, 0, n.now_ns) == 1);
+    CHECK_EQ_U(sender_stats(&n).datagram_bytes, PURE_LINK_DATAGRAM_BASE);  /* unknown: the base */
+    pure_link_addr other = *to;
+    other.bytes[0] ^= 1;
+    CHECK(pure_link_path_hint(pl, &other, PURE_LINK_HINT_TOO_BIG, 1280, n.now_ns) == 0);
+    CHECK(pure_link_path_hint(pl, &other, PURE_LINK_HINT_UNREACHABLE, 0, n.now_ns) == 0);
+    CHECK(pure_link_path_hint(pl, to, 3, 1300, n.now_ns) == PURE_LINK_ERR_INVALID);
+    CHECK(pure_link_path_hint(pl, to, 0, 1300, n.now_ns) == PURE_LINK_ERR_INVALID);
+    pure_link_stats st = sender_stats(&n), all = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(pl, -1, &all) == 0);
+    CHECK_EQ_U(st.path_too_big_hints, 3);
+    CHECK_EQ_U(st.path_unreachable_hints, 1);
+    CHECK_EQ_U(all.path_too_big_hints, 4);           /* the other address's, at the endpoint */
+    CHECK_EQ_U(all.path_unreachable_hints, 2);
+    CHECK_EQ_U(all.datagram_bytes, PURE_LINK_DATAGRAM_BASE);  /* its one open sender's */
+    /* Everything still arrives once. */
+    ll_run(&n, 30 * S, feed, &f);
+    CHECK_EQ_U(n.node[0].stored_seen[0], 40000);
+    CHECK_EQ_U(n.node[1].duplicates, 0);
+    ll_free(&n);
+}
+
+/* The receiver takes a sender packet of every size from the base to the largest (hints
+ * set the sender's size one by one), and drops one byte more as a bad header. */
+static void receiver_takes_every_size(void) {
+    ll_net n;
+    static mtu_tap t;
+    t = (mtu_tap){0};
+    feeder f = {1000000, 0};
+    pair(&n, 11, NULL, &t, &f, 200 * MS);
+    static const uint32_t sizes[] = {PURE_LINK_DATAGRAM_BASE, 1233, 1251, 1252, 1300, 1371, 1372, 1422, 1451};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        /* From the largest down: each hint lowers the size. */
+        uint32_t size = sizes[sizeof sizes / sizeof sizes[0] - 1 - i];
+        CHECK(pure_link_path_hint(n.node[0].pl, &n.node[1].addr, PURE_LINK_HINT_TOO_BIG, size, n.now_ns) == 1);
+        ll_run(&n, n.now_ns + 100 * MS, feed, &f);
+        CHECK(t.sizes_seen[size] > 0);
+    }
+    CHECK(t.sizes_seen[PURE_LINK_DATAGRAM_MOST] > 0);
+    pure_link_stats r = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[1].pl, -1, &r) == 0);
+    CHECK_EQ_U(r.packets_opened, r.packets_received);  /* every one opened, none dropped */
+    uint8_t big[PURE_LINK_DATAGRAM_MOST + 1];
+    memset(big, 0, sizeof big);
+    big[0] = PURE_LINK_VERSION;
+    CHECK(pure_link_receive(n.node[1].pl, &n.node[0].addr, big, sizeof big, n.now_ns) == 0);
+    pure_link_stats r2 = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[1].pl, -1, &r2) == 0);
+    CHECK_EQ_U(r2.dropped_bad_header, r.dropped_bad_header + 1);
+    ll_free(&n);
+}
+
+TEST_MAIN(TEST_CASE(search_on_a_1452_path), TEST_CASE(search_on_a_1372_path), TEST_CASE(search_on_a_1252_path),
+          TEST_CASE(search_on_the_ipv6_minimum), TEST_CASE(black_hole_falls_back_and_searches_again),
+          TEST_CASE(raise_interval_finds_a_grown_path), TEST_CASE(hints_lower_at_once_and_are_counted),
+          TEST_CASE(receiver_takes_every_size))
