@@ -672,10 +672,39 @@ static inline uint64_t pl_sender_pacing_rate(const pl_sender *s) { return pl_cc_
 void pl_pmtu_start(pl_pmtu *m, uint64_t raise_interval_ns);
 uint32_t pl_pmtu_probe_due(pl_pmtu *m, uint64_t now_ns);
 void pl_pmtu_probe_sent(pl_sender *s, uint64_t pn);
-void pl_pmtu_on_acked(pl_sender *s, const pl_sent *e, uint64_t now_ns);
+void pl_pmtu_on_larger(pl_sender *s, const pl_sent *e, uint64_t now_ns);
 void pl_pmtu_on_lost(pl_sender *s, const pl_sent *e, uint64_t now_ns);
-void pl_pmtu_ack_done(pl_sender *s, uint64_t now_ns);
+void pl_pmtu_black_hole(pl_sender *s, uint64_t now_ns);
 void pl_pmtu_hint(pl_sender *s, uint32_t kind, uint32_t bytes, uint64_t now_ns);
+
+/* Is a size probe perhaps due (pl_pmtu_probe_due says)?  Inline: asked before every packet,
+ * and after a search almost always "no". */
+static inline int pl_pmtu_searching(const pl_pmtu *m, uint64_t now_ns) {
+    return m->probe_pn == PL_NONE && (m->probe_bytes != 0 || now_ns >= m->raise_ns);
+}
+
+/* A packet was acknowledged (inline: once per packet).  One above the base clears the black
+ * hole count; one larger than any acknowledged on the path as it is now raises the size. */
+static inline void pl_pmtu_on_acked(pl_sender *s, const pl_sent *e, uint64_t now_ns) {
+    pl_pmtu *m = &s->pmtu;
+    if (e->bytes > PL_DATAGRAM_BASE) {
+        m->ack_big = 1;
+        m->big_losses = 0;
+    } else {
+        m->ack_small = 1;
+    }
+    if (e->bytes > m->acked && e->pn >= m->path_pn) pl_pmtu_on_larger(s, e, now_ns);
+}
+
+/* After an ACK frame's packets and the losses it showed (inline: once per ACK): a black hole
+ * is packets above the base lost and, after them, only smaller ones acknowledged. */
+static inline void pl_pmtu_ack_done(pl_sender *s, uint64_t now_ns) {
+    pl_pmtu *m = &s->pmtu;
+    int hole = m->ack_small && !m->ack_big && m->big_losses >= PL_PMTU_BLACK_HOLE_LOSSES &&
+               m->bytes > PL_DATAGRAM_BASE;
+    m->ack_small = m->ack_big = 0;
+    if (hole) pl_pmtu_black_hole(s, now_ns);
+}
 
 /* send.c */
 int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_link_addr *to, uint64_t now_ns);

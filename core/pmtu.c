@@ -66,6 +66,7 @@ static void fall_to_base(pl_pmtu *m, uint32_t failed, uint64_t pn_next, uint64_t
  * flight).  The raise interval's end restarts the search here, so it needs no timer: a sender
  * with nothing to send has nothing to probe with. */
 uint32_t pl_pmtu_probe_due(pl_pmtu *m, uint64_t now_ns) {
+    assert(m->raise_ns == PL_NONE || m->probe_bytes == 0);
     if (m->raise_ns != PL_NONE && now_ns >= m->raise_ns) {
         m->failed = NO_FAILURE;
         retarget(m, now_ns);
@@ -79,15 +80,10 @@ void pl_pmtu_probe_sent(pl_sender *s, uint64_t pn) {
     s->stats.pmtu_probes_sent++;
 }
 
-void pl_pmtu_on_acked(pl_sender *s, const pl_sent *e, uint64_t now_ns) {
+/* An acknowledged packet larger than any before on this path (pl_pmtu_on_acked). */
+void pl_pmtu_on_larger(pl_sender *s, const pl_sent *e, uint64_t now_ns) {
     pl_pmtu *m = &s->pmtu;
-    if (e->bytes > PL_DATAGRAM_BASE) {
-        m->ack_big = 1;
-        m->big_losses = 0;
-    } else {
-        m->ack_small = 1;
-    }
-    if (e->bytes <= m->acked || e->pn < m->path_pn) return;
+    assert(e->bytes > m->acked && e->pn >= m->path_pn);
     m->acked = e->bytes;
     if (m->acked > m->bytes) m->bytes = m->acked;
     if (m->failed <= m->acked) m->failed = NO_FAILURE;  /* an older failure the path has outgrown */
@@ -112,13 +108,9 @@ void pl_pmtu_on_lost(pl_sender *s, const pl_sent *e, uint64_t now_ns) {
     retarget(m, now_ns);
 }
 
-/* After an ACK frame's packets and the losses it showed: a black hole? */
-void pl_pmtu_ack_done(pl_sender *s, uint64_t now_ns) {
+/* A black hole (pl_pmtu_ack_done): back to the base, and search again from the top. */
+void pl_pmtu_black_hole(pl_sender *s, uint64_t now_ns) {
     pl_pmtu *m = &s->pmtu;
-    int hole = m->ack_small && !m->ack_big && m->big_losses >= PL_PMTU_BLACK_HOLE_LOSSES &&
-               m->bytes > PL_DATAGRAM_BASE;
-    m->ack_small = m->ack_big = 0;
-    if (!hole) return;
     s->stats.pmtu_black_holes++;
     fall_to_base(m, NO_FAILURE, s->pn_next, now_ns);
 }

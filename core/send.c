@@ -100,7 +100,7 @@ static int has_records(const pl_sender *s) {
  * OFFER's).  It carries neither records nor control frames, so its loss costs nothing but
  * itself. */
 static int plan_size_probe(pl_sender *s, uint64_t now_ns, plan *p) {
-    if (s->epoch == 0 || s->refused || !has_records(s)) return 0;
+    if (!pl_pmtu_searching(&s->pmtu, now_ns) || s->epoch == 0 || s->refused || !has_records(s)) return 0;
     uint32_t size = pl_pmtu_probe_due(&s->pmtu, now_ns);
     if (size == 0) return 0;
     memset(p, 0, sizeof *p);
@@ -177,13 +177,13 @@ static void encode_frames(const pl_sender *s, const plan *p, uint8_t *buf, size_
         memset(&f, 0, sizeof f);
         f.type = PL_FRAME_PING;
         *at += pl_frame_encode(buf + *at, cap - *at, &f);
-    }
-    if (p->size_probe) {
-        /* PADDING (zero bytes) up to the probed size, tag included. */
-        size_t end = p->size_probe - PURE_LINK_TAG_BYTES;
-        assert(end > *at && end <= cap);
-        memset(buf + *at, 0, end - *at);
-        *at = end;
+        if (p->size_probe) {
+            /* PADDING (zero bytes) up to the probed size, tag included. */
+            size_t end = p->size_probe - PURE_LINK_TAG_BYTES;
+            assert(end > *at && end <= cap);
+            memset(buf + *at, 0, end - *at);
+            *at = end;
+        }
     }
 }
 
@@ -228,7 +228,6 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
     e->has_response = p->response;
     e->trial = p->trial;
     e->is_copy = p->copy;
-    e->size_probe = p->size_probe != 0;
     if (s->bytes_in_flight == 0) s->first_sent_ns = s->delivered_ns = now_ns;  /* a new flight */
     e->delivered = s->delivered;
     e->delivered_ns = s->delivered_ns;
@@ -266,7 +265,10 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
         s->trial_pn = pn;
         s->trial_due = 0;
     }
-    if (p->size_probe) pl_pmtu_probe_sent(s, pn);
+    if (p->size_probe) {
+        e->size_probe = 1;
+        pl_pmtu_probe_sent(s, pn);
+    }
     s->epoch_packets++;
     pl_sender_epoch_due(pl, s, now_ns);  /* the packet count, not only the clock */
     copy_later(pl, s, e, now_ns);
