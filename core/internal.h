@@ -47,6 +47,7 @@
 #define PL_RUN_UNPROVEN_NS      (1 * PL_NS_PER_S)   /* a run never proven live, likewise (§8) */
 #define PL_RUN_STOPPED_NS       (1 * PL_NS_PER_S)   /* a run quiet this long gives back its pool
                                                        blocks past delivery and its ticket (§4.2) */
+#define PL_REPLY_RUNS_LEFT      8u     /* reply runs a sender has left and refuses: the latest */
 #define PL_COPIES_MOST          16u    /* copies of app-limited packets waiting to go */
 #define PL_COPY_GAP_NS_LEAST    (1 * PL_NS_PER_MS)   /* a copy leaves srtt/4 after its packet, */
 #define PL_COPY_GAP_NS_MOST     (20 * PL_NS_PER_MS)  /* within these bounds */
@@ -198,6 +199,8 @@ typedef struct pl_sender {
     uint64_t epoch_first_pn;               /* the first packet sealed in the current epoch */
     uint64_t reply_run;                    /* latest authenticated reply run */
     uint8_t reply_run_known;
+    uint64_t reply_runs_left[PL_REPLY_RUNS_LEFT]; /* reply runs it left, the latest (ring) */
+    uint32_t reply_runs_left_count;        /* ever left: the ring's next slot, mod its size */
 
     /* Packet numbers and in-flight packets (ring indexed by pn % sent_most). */
     uint64_t pn_next, largest_acked;       /* largest_acked = PL_NONE before any */

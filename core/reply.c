@@ -48,8 +48,11 @@ static void rate_sample_finish(pl_sender *s, uint64_t now_ns) {
     pl_cc_on_rate_sample(&s->cc, rs, &s->rtt, now_ns);
 }
 
+/* What an ACK newly acknowledged, as far as REFUSED is concerned (spec/protocol.md §4.1). */
+enum { ACKED_TRIAL = 1, ACKED_BINDING = 2 };
+
 static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown, uint64_t now_ns,
-                     uint64_t largest_before, int *trial_acked) {
+                     uint64_t largest_before, int *acked) {
     (void)pl;
     if (e->state == PL_SENT_FLIGHT || e->state == PL_SENT_LOST) rate_on_delivered(s, e, now_ns);
     if (e->state == PL_SENT_FLIGHT || e->state == PL_SENT_LOST) {
@@ -76,6 +79,7 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
     } else {
         return;
     }
+    if (e->has_stream || e->len > 0) *acked |= ACKED_BINDING;  /* a packet a refusal answers */
     if (e->has_response) s->response_pending = 0;
     if (e->has_stream && !stream_unknown) s->stream_known = 1;
     if (e->len > 0 && stream_unknown) {
@@ -95,11 +99,11 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
         s->acked_end = e->off + e->len;
         s->acked_progress_ns = now_ns;
     }
-    if (e->trial && e->pn == s->trial_pn) *trial_acked = 1;
+    if (e->trial && e->pn == s->trial_pn) *acked |= ACKED_TRIAL;
     e->state = PL_SENT_ACKED;
 }
 
-static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns, int *trial_acked) {
+static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns, int *acked) {
     uint64_t largest = f->ack.ranges[0].largest;
     if (largest >= s->pn_next) return;  /* acknowledges what was never sent: ignore */
     memset(&s->rs, 0, sizeof s->rs);
@@ -118,7 +122,7 @@ static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_
                 uint64_t delay_ns = f->ack.ack_delay_us * 1000ull;
                 pl_rtt_on_sample(&s->rtt, now_ns - e->sent_ns, delay_ns, PL_ACK_DELAY_NS_PEER);
             }
-            on_acked(pl, s, e, stream_unknown, now_ns, prev_largest, trial_acked);
+            on_acked(pl, s, e, stream_unknown, now_ns, prev_largest, acked);
         }
     }
     if (s->largest_acked == PL_NONE || largest > s->largest_acked) s->largest_acked = largest;
@@ -206,14 +210,19 @@ static int open_reply_aside(pure_link *pl, const pl_sender *s, const uint8_t sec
     return pl->crypto->aead_open(ctx, nonce, data, hl, data + hl, len - hl, pkt + hl) == 0 ? 0 : -1;
 }
 
+/* open_reply's *opened for a reply opened under E(0) aside: only a LOST is taken from it. */
+#define OPENED_E0 (-2)
+
 /* Opens a reply into pkt with the reply key of the header's epoch (the AEAD writes only
  * an authentic plaintext, so a failed try leaves nothing behind).  A reply run not seen
  * before (a new build of the run at the receiver, or a LOST) is tried under a key derived
- * aside: at most one key derivation per datagram.  *adopt is then the key slot whose
+ * aside: at most one key derivation per key slot.  *adopt is then the key slot whose
  * reply run it proved (-1: none), and *pk its key, for the caller to adopt once it knows
- * the reply is not a LOST.  *opened is the key slot it opened under (-1: none of them).  An
- * epoch-0 reply with no epoch-0 key of ours (a LOST, while we seal in epoch 2 or later) opens
- * under E(0) itself.  Returns the payload length, or -1. */
+ * the reply is not a LOST.  *opened is the key slot it opened under (-1: none of them).
+ * Once epoch 1 is confirmed, an epoch-0 reply of another reply run than ours opens only
+ * under E(0) aside (*opened OPENED_E0), as does any epoch-0 reply while we hold no epoch-0
+ * key (we seal in epoch 2 or later): the caller takes a LOST from it and nothing else
+ * (spec/protocol.md §7, §4.1).  Returns the payload length, or -1. */
 static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl, const uint8_t *data, uint8_t *pkt,
                       size_t len, uint64_t pn, int *adopt, int *opened, pl_packet_key *pk) {
     *adopt = -1;
@@ -231,14 +240,37 @@ static int open_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t hl
             *opened = i;
             return (int)(len - hl - PURE_LINK_TAG_BYTES);
         }
+        if (k->epoch == 0 && s->epoch >= 1) continue;  /* no new reply run in epoch 0 any more */
         if (open_reply_aside(pl, s, k->secret, k->epoch, h, hl, data, pkt, len, pn, pk) == 0) {
             *adopt = *opened = i;
             return (int)(len - hl - PURE_LINK_TAG_BYTES);
         }
     }
-    if (!tried && h->epoch_field == 0 && open_reply_aside(pl, s, s->static_e0, 0, h, hl, data, pkt, len, pn, pk) == 0)
+    if (h->epoch_field == 0 && (!tried || s->epoch >= 1) &&
+        open_reply_aside(pl, s, s->static_e0, 0, h, hl, data, pkt, len, pn, pk) == 0) {
+        *opened = OPENED_E0;
         return (int)(len - hl - PURE_LINK_TAG_BYTES);
+    }
     return -1;
+}
+
+/* Has the sender left this reply run (a build of the run the receiver has replaced)?
+ * Its replies are replays or late: none is processed again (spec/protocol.md §2). */
+static int reply_run_left(const pl_sender *s, uint64_t reply_run) {
+    uint32_t held = s->reply_runs_left_count < PL_REPLY_RUNS_LEFT ? s->reply_runs_left_count : PL_REPLY_RUNS_LEFT;
+    for (uint32_t i = 0; i < held; i++)
+        if (s->reply_runs_left[i] == reply_run) return 1;
+    return 0;
+}
+
+/* A reply of a new reply run authenticated: the window starts again for it, and the one it
+ * replaces is left for good. */
+static void reply_run_enter(pl_sender *s, uint64_t reply_run) {
+    if (s->reply_run_known) s->reply_runs_left[s->reply_runs_left_count++ % PL_REPLY_RUNS_LEFT] = s->reply_run;
+    s->reply_run = reply_run;
+    s->reply_run_known = 1;
+    s->largest_reply_pn = PL_NONE;
+    memset(s->reply_window, 0, sizeof s->reply_window);
 }
 
 /* A reply whose header the endpoint decoded (h, hl bytes) and checked with its length;
@@ -252,7 +284,10 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t h
     int same_run = s->reply_run_known && h->reply_run == s->reply_run;
     uint64_t largest = same_run ? s->largest_reply_pn : PL_NONE;
     uint64_t pn = pl_pn_decode(largest, h->pn_truncated, h->pn_len);
-    if (same_run && !pl_replay_check(s->reply_window, largest, pn)) { pl->stats.dropped_replay++; return 0; }
+    if ((same_run && !pl_replay_check(s->reply_window, largest, pn)) || (!same_run && reply_run_left(s, h->reply_run))) {
+        pl->stats.dropped_replay++;
+        return 0;
+    }
     int adopt, opened;
     pl_packet_key pk;
     int n = open_reply(pl, s, h, hl, data, pkt, len, pn, &adopt, &opened, &pk);
@@ -268,6 +303,12 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t h
         pl_sender_arm_loss_timer(s, now_ns);
         return 0;
     }
+    if (n >= 0 && opened == OPENED_E0) {
+        /* Not a LOST: an epoch-0 reply of a build we left or never knew, replayed. */
+        memset(&pk, 0, sizeof pk);
+        pl->stats.dropped_stale_epoch++;
+        return 0;
+    }
     if (adopt >= 0 && count > 0) {
         pl_epoch_keys *k = &s->keys[adopt];
         memcpy(k->reply_key, pk.key, sizeof k->reply_key);
@@ -281,23 +322,18 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t h
     if (n < 0) { pl->stats.dropped_auth++; return 0; }
     if (count <= 0) { pl->stats.dropped_malformed++; return 0; }
     pl->stats.packets_opened++;
-    if (!same_run) {
-        s->reply_run = h->reply_run;
-        s->reply_run_known = 1;
-        s->largest_reply_pn = PL_NONE;
-        memset(s->reply_window, 0, sizeof s->reply_window);
-    }
+    if (!same_run) reply_run_enter(s, h->reply_run);
     pl_replay_mark(s->reply_window, &s->largest_reply_pn, pn);
     if (opened >= 0) s->keys[opened].replies++;  /* a lower bound of what the receiver sealed */
     s->stats.packets_received++;
     s->stats.bytes_received += len;
 
-    int trial_acked = 0, refused = 0;
+    int acked = 0, refused = 0;
     uint32_t reason = 0;
     for (int i = 0; i < count; i++) {
         const pl_frame *f = &frames[i];
         switch (f->type) {
-        case PL_FRAME_ACK: on_ack(pl, s, f, now_ns, &trial_acked); break;
+        case PL_FRAME_ACK: on_ack(pl, s, f, now_ns, &acked); break;
         case PL_FRAME_STORED: on_stored(pl, s, f, now_ns); break;
         case PL_FRAME_ACCEPT: pl_sender_on_accept(pl, s, f, now_ns); break;
         case PL_FRAME_CHALLENGE:
@@ -309,10 +345,12 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t h
         default: break;  /* PADDING */
         }
     }
-    /* One turn of a refusal: the first REFUSED, then the answer to each trial packet.
-     * Further REFUSED notices for packets of the same flight change nothing. */
-    if (refused && (!s->refused || trial_acked)) on_refused(pl, s, reason, now_ns);
-    else if (!refused && s->refused && trial_acked) pl_sender_release(pl, s);
+    /* One turn of a refusal: the first REFUSED, in a reply that newly acknowledges a packet
+     * with STREAM or record bytes (the packet it answers), then the answer to each trial
+     * packet.  Further REFUSED notices for packets of the same flight, and an old REFUSED
+     * replayed (it acknowledges nothing new), change nothing. */
+    if (refused && ((!s->refused && (acked & ACKED_BINDING)) || (acked & ACKED_TRIAL))) on_refused(pl, s, reason, now_ns);
+    else if (!refused && s->refused && (acked & ACKED_TRIAL)) pl_sender_release(pl, s);
     pl_sender_epoch_due(pl, s, now_ns);  /* the replies opened under the key count too */
     pl_sender_emit(pl, s);
     pl_sender_arm_loss_timer(s, now_ns);
