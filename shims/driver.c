@@ -50,12 +50,8 @@ static int drain_events(loop *l, uint64_t now) {
 /* The endpoint's kinds of path hints for the backend's: too big, or unreachable (port or
  * host alike: the endpoint counts them and never stops a run on an unauthenticated ICMP). */
 static void core_hint(pure_link *pl, const pl_io_hint *h, uint64_t now) {
-#ifdef PURE_LINK_DATAGRAM_BASE   /* a core with datagram size search and its path hints */
     uint32_t kind = h->kind == PL_IO_HINT_TOO_BIG ? PURE_LINK_HINT_TOO_BIG : PURE_LINK_HINT_UNREACHABLE;
     pure_link_path_hint(pl, &h->to, kind, kind == PURE_LINK_HINT_TOO_BIG ? h->datagram_bytes : 0, now);
-#else
-    (void)pl, (void)h, (void)now;
-#endif
 }
 
 /* What the kernel told about paths since the last look: to the endpoint, then the host. */

@@ -147,9 +147,7 @@ static void json_stats(FILE *f, const char *name, const pure_link_stats *s) {
             (unsigned long long)s->rtt_ns_smoothed, (unsigned long long)s->rtt_ns_min, (unsigned long long)s->cwnd_bytes);
 #define F(field) fprintf(f, ",\"" #field "\":%llu", (unsigned long long)s->field);
     PURE_LINK_STATS_COUNTERS(F)
-#ifdef PURE_LINK_DATAGRAM_BASE   /* a core with datagram size search: the size it reached */
-    F(datagram_bytes)
-#endif
+    F(datagram_bytes)   /* the size a sender's datagram search reached (not a counter) */
 #undef F
     fprintf(f, "}");
 }

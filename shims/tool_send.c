@@ -328,7 +328,6 @@ static void watch_answers(sender_tool *t, pure_link *pl, uint64_t now) {
                  (long long)t->stored, (long long)t->queued);
 }
 
-#ifdef PURE_LINK_DATAGRAM_BASE   /* a core with datagram size search */
 #define SIZE_SETTLED_NS 1500000000ull   /* a size below the full one kept this long is told */
 /* The datagram size the endpoint found, told when it is below the full size: at once after
  * a black hole, else once larger probes were lost and the size held for a while. */
@@ -353,9 +352,6 @@ static void watch_size(sender_tool *t, pure_link *pl, uint64_t now) {
     tool_log("only datagrams of up to %llu B get through to %s (larger ones were lost): going on at that size",
              (unsigned long long)st.datagram_bytes, to_text(t, where, sizeof where));
 }
-#else
-static void watch_size(sender_tool *t, pure_link *pl, uint64_t now) { (void)t, (void)pl, (void)now; }
-#endif
 
 /* What the kernel said about the path to the receiver (ICMP, read by the backend). */
 static void on_hint(void *ctx, const pl_io_hint *h, uint64_t now) {
