@@ -727,6 +727,8 @@ void pl_run_tick(pure_link *pl, pl_run *r, uint64_t now_ns);
 int pl_peer_allows(const pl_peer *p, const char *source);
 pl_peer *pl_peer_find(pure_link *pl, uint32_t key_id);
 int pl_peer_index_add(pure_link *pl, pl_peer *p);
+void pl_peer_index_del(pure_link *pl, pl_peer *p);
+void pl_run_clear(pure_link *pl, pl_run *r);
 pl_run *pl_run_find(const pure_link *pl, int peer, uint64_t run);
 pl_run *pl_run_find_last(pure_link *pl, int peer, uint64_t run);
 int pl_run_index_room(const pure_link *pl, int peer, uint64_t run);

@@ -18,8 +18,8 @@ static uint64_t run_key(const pure_link *pl, int peer, uint64_t run) {
     return pl_map_key_of(pl, w, 2);
 }
 
-/* The wired peer of a key id (at most one: wiring refuses a second), or NULL.  Peers are
- * never unwired, so the last one found stays the answer for its key id. */
+/* The wired peer of a key id (at most one: wiring refuses a second), or NULL.  The last one
+ * found stays the answer for its key id until a peer is unwired (pl_peer_index_del). */
 pl_peer *pl_peer_find(pure_link *pl, uint32_t key_id) {
     if (pl->peer_last != 0 && pl->peers[pl->peer_last - 1].key_id == key_id) return &pl->peers[pl->peer_last - 1];
     uint64_t key = peer_key(pl, key_id);
@@ -108,9 +108,10 @@ pl_run *pl_run_fresh(pure_link *pl) {
     return r;
 }
 
-/* The caller checked the index's room for (peer, run) (pl_run_index_room). */
-void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns) {
-    pl_run_mem_release(pl, r);  /* the slot's earlier run gives its blocks back */
+/* Ends the slot's run, if any: its blocks go back to the pool, its timers off the heap, its
+ * keys are wiped and the index forgets it; the slot is left free (in_use 0). */
+void pl_run_clear(pure_link *pl, pl_run *r) {
+    pl_run_mem_release(pl, r);
     for (int t = 0; t < PL_RT_COUNT; t++) pl_run_timer_set(pl, r, (pl_run_timer)t, PL_NONE);  /* off the heap */
     if (r->index_key != 0) pl_map_del(&pl->run_index, r->index_key, (uint32_t)r->handle);
     pl->run_last = 0;
@@ -120,6 +121,18 @@ void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_l
     if (r->in_use) pl->peers[r->peer].runs--;  /* the slot's earlier run lets it go */
     memset(r, 0, sizeof *r);
     r->handle = handle;
+}
+
+/* Takes a peer out of the key-id index: its datagrams then find no peer. */
+void pl_peer_index_del(pure_link *pl, pl_peer *p) {
+    pl_map_del(&pl->peer_index, peer_key(pl, p->key_id), (uint32_t)(p - pl->peers));
+    pl->peer_last = 0;
+}
+
+/* The caller checked the index's room for (peer, run) (pl_run_index_room). */
+void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_link_addr *from, uint64_t now_ns) {
+    pl_run_clear(pl, r);  /* the slot's earlier run gives its blocks back */
+    int handle = r->handle;
     if ((uint32_t)handle + 1 > pl->runs_used) pl->runs_used = (uint32_t)handle + 1;
     r->in_use = 1;
     r->peer = peer;

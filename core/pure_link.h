@@ -206,6 +206,13 @@ PURE_LINK_API void pure_link_public_key(const pure_link *pl, uint8_t out[32]);
  * far below one in 2^40, the peer index has no slot within its probe bound for the key). */
 PURE_LINK_API int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char *sources,
                                       uint64_t now_ns);
+/* Unwires peer `peer` (pure_link_wire_peer's index): its runs end at once, without a word
+ * on the wire (their slots and receive memory return; records not yet stored stay unstored,
+ * and its sender hears nothing more), its datagrams are then dropped as of an unknown key,
+ * and its index may be given to a peer wired later.  Events already taken keep their
+ * meaning; a pure_link_stored() for an ended run's handle returns PURE_LINK_ERR_NOT_FOUND.
+ * Returns 0, or PURE_LINK_ERR_NOT_FOUND when no peer is wired at that index. */
+PURE_LINK_API int pure_link_unwire_peer(pure_link *pl, int peer, uint64_t now_ns);
 
 /* ---- Sender: one output of this node to one input of another node. ---- */
 typedef struct pure_link_sender_config {
@@ -356,6 +363,27 @@ PURE_LINK_API int pure_link_stream_answer(pure_link *pl, int stream, int answer,
 /* The host made records of `stream` durable up to `record` (exclusive); the core
  * tells the sender (STORED).  Call only after the write is durable. */
 PURE_LINK_API int pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns);
+
+/* What one of a receiver's run slots holds now, for a host's status view (pure-link show):
+ * read-only, and nothing in it is needed to run the protocol. */
+typedef struct pure_link_run_info {
+    int peer;                       /* the wired peer's index */
+    uint64_t run;                   /* the sender's run id */
+    uint32_t epoch;                 /* the highest epoch the sender was heard using */
+    uint8_t validated;              /* 1: the address answered a challenge (spec/protocol.md §6) */
+    uint8_t accepted;               /* 1: the host accepted the run's stream */
+    pure_link_addr addr;            /* where the run's packets come from now */
+    uint64_t last_heard_ns;         /* now_ns of the last packet of the run that opened */
+    uint64_t records_delivered;     /* records handed to the host (RECORD events), counted
+                                       as record numbers: the next one to hand over */
+    uint64_t records_stored;        /* the host's durable mark (pure_link_stored) */
+    uint64_t bytes_delivered;       /* the stream offset handed over up to (framing included;
+                                       a run that binds mid-stream starts at its base) */
+} pure_link_run_info;
+/* Fills *out for the run slot `stream` (a STREAM_OPEN handle, 0..runs_most - 1): 0, or
+ * PURE_LINK_ERR_NOT_FOUND when no run holds that slot now.  A host lists every run by
+ * asking each handle. */
+PURE_LINK_API int pure_link_run_info_get(const pure_link *pl, int stream, pure_link_run_info *out);
 
 /* ---- Memo (spec/memo.md): the receiver's persistent epoch secrets. ---- */
 /* Bytes of the memo file for this config. */

@@ -14,13 +14,16 @@ int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char
     uint32_t id = pl_key_id(peer_public);
     /* The key id is only a hint on the wire: two wired keys may not share one. */
     if (pl_peer_find(pl, id) != NULL) return PURE_LINK_ERR_WIRING;
-    /* Peers are never unwired: they fill [0, peers_used) in order. */
-    if (pl->peers_used == pl->config.peers_most) return PURE_LINK_ERR_FULL;
-    pl_peer *p = &pl->peers[pl->peers_used];
+    /* Peers fill [0, peers_used); an unwired one leaves a hole that the next wiring takes. */
+    pl_peer *p = NULL;
+    for (uint32_t i = 0; i < pl->peers_used && p == NULL; i++)
+        if (!pl->peers[i].in_use) p = &pl->peers[i];
+    if (p == NULL && pl->peers_used == pl->config.peers_most) return PURE_LINK_ERR_FULL;
+    if (p == NULL) p = &pl->peers[pl->peers_used];
     memset(p, 0, sizeof *p);
     p->key_id = id;
     if (pl_peer_index_add(pl, p) != 0) return PURE_LINK_ERR_FULL;  /* no index room (map.c) */
-    pl->peers_used++;
+    if (p == &pl->peers[pl->peers_used]) pl->peers_used++;
     p->in_use = 1;
     memcpy(p->public_key, peer_public, 32);
     memcpy(p->sources, sources, sources_len);
@@ -68,6 +71,32 @@ static int slot_preemptable(const pure_link *pl, const pl_run *r, uint32_t share
 
 static pl_run *quieter(pl_run *a, pl_run *b) {
     return b == NULL || (a != NULL && a->last_heard_ns < b->last_heard_ns) ? a : b;
+}
+
+int pure_link_unwire_peer(pure_link *pl, int peer, uint64_t now_ns) {
+    assert(pl != NULL && pl->magic == PL_MAGIC);
+    assert(now_ns >= pl->now_ns);
+    pl->now_ns = now_ns;
+    pl_stage_release(pl);
+    if (peer < 0 || (uint32_t)peer >= pl->peers_used || !pl->peers[peer].in_use) return PURE_LINK_ERR_NOT_FOUND;
+    for (uint32_t i = 0; i < pl->runs_used; i++)
+        if (pl->runs[i].in_use && pl->runs[i].peer == peer) pl_run_clear(pl, &pl->runs[i]);
+    pl_peer *p = &pl->peers[peer];
+    pl_peer_index_del(pl, p);
+    memset(p, 0, sizeof *p);   /* E(0) with the rest: nothing of the peer's keys stays */
+    return 0;
+}
+
+int pure_link_run_info_get(const pure_link *pl, int stream, pure_link_run_info *out) {
+    assert(pl != NULL && pl->magic == PL_MAGIC && out != NULL);
+    assert(stream >= 0 && (uint32_t)stream < pl->config.runs_most);
+    if ((uint32_t)stream >= pl->runs_used || !pl->runs[stream].in_use) return PURE_LINK_ERR_NOT_FOUND;
+    const pl_run *r = &pl->runs[stream];
+    *out = (pure_link_run_info){.peer = r->peer, .run = r->run, .epoch = r->epoch, .validated = r->validated,
+                                .accepted = r->stream_state == PL_STREAM_ACCEPTED, .addr = r->addr,
+                                .last_heard_ns = r->last_heard_ns, .records_delivered = r->deliver_record,
+                                .records_stored = r->stored_record, .bytes_delivered = r->deliver_off};
+    return 0;
 }
 
 /* The slot for a new run of `peer`: an idle one, else a free one, else the longest-quiet

@@ -1,4 +1,4 @@
-/* main.c: the `pure-link` command-line tool: keygen, pub, recv, send, help. */
+/* main.c: the `pure-link` command-line tool: keygen, pub, recv, send, show, help. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,8 +14,9 @@
 static int help(const char *topic) {
     if (topic && strcmp(topic, "recv") == 0) fputs(help_recv, stdout), fputs(help_link, stdout);
     else if (topic && strcmp(topic, "send") == 0) fputs(help_send, stdout), fputs(help_link, stdout);
+    else if (topic && strcmp(topic, "show") == 0) fputs(help_show, stdout);
     else if (topic && strcmp(topic, "keygen") != 0 && strcmp(topic, "pub") != 0) {
-        tool_log("no help on '%s' (commands: keygen, pub, recv, send)", topic);
+        tool_log("no help on '%s' (commands: keygen, pub, recv, send, show)", topic);
         return TOOL_ERR_USAGE;
     } else fputs(help_overview, stdout);
     return TOOL_OK;
@@ -41,7 +42,7 @@ static int std_fds_open(void) {
 int main(int argc, char **argv) {
     if (std_fds_open() != 0) return TOOL_ERR_SYSTEM;
     if (argc < 2) {
-        tool_log("a command is needed: keygen, pub, recv, send or help");
+        tool_log("a command is needed: keygen, pub, recv, send, show or help");
         return TOOL_ERR_USAGE;
     }
     const char *cmd = argv[1];
@@ -60,7 +61,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "pub") == 0) return tool_pub_main(argc - 1, argv + 1);
     if (strcmp(cmd, "send") == 0) return tool_send_main(argc - 1, argv + 1);
     if (strcmp(cmd, "recv") == 0) return tool_recv_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "show") == 0) return tool_show_main(argc - 1, argv + 1);
     tool_set_command("pure-link");
-    tool_log("unknown command '%s' (commands: keygen, pub, recv, send, help)", cmd);
+    tool_log("unknown command '%s' (commands: keygen, pub, recv, send, show, help)", cmd);
     return TOOL_ERR_USAGE;
 }

@@ -64,6 +64,15 @@ int pl_store_open(pl_store **out, const pl_store_config *config, char *err, size
  * next open has made them durable. */
 void pl_store_close(pl_store *s);
 
+/* Makes `inputs` the store's inputs while it runs (a receiver's config reloaded): a new name
+ * is opened as pl_store_open opens one (its directory created and recovered); a name kept
+ * takes its new shape for the streams that open from now on; a name left out takes no new
+ * stream (STREAM_OPEN is answered "no such input"), while streams open on it go on until
+ * their runs end, and it comes back if named again.  An input's directory cannot change.
+ * All or nothing: 0, or a negative errno with one line in err and the inputs as they were.
+ * At most PL_STORE_INPUTS_MOST names over the store's life, left-out ones included. */
+int pl_store_inputs_set(pl_store *s, const pl_store_input *inputs, size_t len, char *err, size_t err_len);
+
 /* The memo bytes read at open (NULL, 0 when there is none yet): pass them to
  * pure_link_memo_load() before the first datagram.  Valid until pl_store_close(). */
 const uint8_t *pl_store_memo(const pl_store *s, size_t *len);

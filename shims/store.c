@@ -154,7 +154,9 @@ int pl_store_open(pl_store **out, const pl_store_config *config, char *err, size
         files.rlim_cur = files.rlim_max;
         setrlimit(RLIMIT_NOFILE, &files);
     }
-    int rc = (s->inputs = calloc(config->inputs_len, sizeof *s->inputs)) == NULL
+    /* Room for every input there may be, so that pl_store_inputs_set adds in place: streams
+     * point at their input. */
+    int rc = (s->inputs = calloc(PL_STORE_INPUTS_MOST, sizeof *s->inputs)) == NULL
                  ? st_err(err, err_len, -ENOMEM, "store: out of memory") : 0;
     for (size_t i = 0; rc == 0 && i < config->inputs_len; i++) {
         s->inputs_len = i + 1;
@@ -170,26 +172,28 @@ int pl_store_open(pl_store **out, const pl_store_config *config, char *err, size
     return 0;
 }
 
+static void input_close(pl_store *s, st_input *in) {
+    for (size_t k = 0; k < in->streams_len; k++) {
+        st_stream *st = in->streams[k];
+        /* Appended frames go to the file (claimed only once the next open made them
+         * durable, as frames a crash leaves in the page cache). */
+        if (!s->failed && st->wbuf_len > 0) st_stream_flush(st, NULL, 0);
+        /* A last checkpoint of what is durable spares the next open a long read; a
+         * short one is read faster than its fdatasync would take. */
+        if (!s->failed && !s->batch_open && st->end_durable - st->index_end >= PL_STORE_CLOSE_CHECKPOINT_BYTES)
+            st_index_checkpoint_now(st, in->dir_fd, NULL, 0);
+        st_stream_free(st);
+    }
+    free(in->streams);
+    if (in->dir_fd >= 0) close(in->dir_fd);
+    if (in->lock_fd >= 0) close(in->lock_fd);
+    free(in->dir);
+    memset(in, 0, sizeof *in);
+}
+
 void pl_store_close(pl_store *s) {
     if (s == NULL) return;
-    for (size_t i = 0; i < s->inputs_len; i++) {
-        st_input *in = &s->inputs[i];
-        for (size_t k = 0; k < in->streams_len; k++) {
-            st_stream *st = in->streams[k];
-            /* Appended frames go to the file (claimed only once the next open made them
-             * durable, as frames a crash leaves in the page cache). */
-            if (!s->failed && st->wbuf_len > 0) st_stream_flush(st, NULL, 0);
-            /* A last checkpoint of what is durable spares the next open a long read; a
-             * short one is read faster than its fdatasync would take. */
-            if (!s->failed && !s->batch_open && st->end_durable - st->index_end >= PL_STORE_CLOSE_CHECKPOINT_BYTES)
-                st_index_checkpoint_now(st, in->dir_fd, NULL, 0);
-            st_stream_free(st);
-        }
-        free(in->streams);
-        if (in->dir_fd >= 0) close(in->dir_fd);
-        if (in->lock_fd >= 0) close(in->lock_fd);
-        free(in->dir);
-    }
+    for (size_t i = 0; i < s->inputs_len; i++) input_close(s, &s->inputs[i]);
     free(s->inputs);
     st_memo_close(&s->memo);
     free(s->peers);
@@ -224,10 +228,49 @@ int pl_store_peer(pl_store *s, int peer, const uint8_t peer_public[32]) {
 
 /* ---- Streams and handles ---- */
 
-static st_input *input_find(pl_store *s, const char *name) {
+static st_input *input_any(pl_store *s, const char *name) {
     for (size_t i = 0; i < s->inputs_len; i++)
         if (strcmp(s->inputs[i].name, name) == 0) return &s->inputs[i];
     return NULL;
+}
+
+static st_input *input_find(pl_store *s, const char *name) {
+    st_input *in = input_any(s, name);
+    return in && !in->retired ? in : NULL;
+}
+
+/* All or nothing: every check and every new directory first, then the shapes and retirements. */
+int pl_store_inputs_set(pl_store *s, const pl_store_input *inputs, size_t len, char *err, size_t err_len) {
+    if (len < 1 || len > PL_STORE_INPUTS_MOST) return st_err(err, err_len, -EINVAL, "store: 1..%u inputs, not %zu", PL_STORE_INPUTS_MOST, len);
+    size_t added = 0;
+    for (size_t i = 0; i < len; i++) {
+        const st_input *in = input_any(s, inputs[i].name ? inputs[i].name : "");
+        if (in != NULL && strcmp(in->dir, inputs[i].dir) != 0)
+            return st_err(err, err_len, -EINVAL, "input %s: its directory cannot change while the receiver runs (it is %s)",
+                          in->name, in->dir);
+        added += in == NULL;
+    }
+    if (s->inputs_len + added > PL_STORE_INPUTS_MOST)
+        return st_err(err, err_len, -EINVAL, "store: at most %u inputs over the receiver's life, retired ones included",
+                      PL_STORE_INPUTS_MOST);
+    size_t before = s->inputs_len;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < len; i++) {
+        if (input_any(s, inputs[i].name) != NULL) continue;
+        s->inputs_len++;
+        rc = input_open(s, &s->inputs[s->inputs_len - 1], &inputs[i], err, err_len);   /* distinct, locked */
+    }
+    if (rc != 0) {
+        while (s->inputs_len > before) input_close(s, &s->inputs[--s->inputs_len]);
+        return rc;
+    }
+    for (size_t k = 0; k < s->inputs_len; k++) {
+        st_input *in = &s->inputs[k];
+        in->retired = 1;
+        for (size_t i = 0; i < len; i++)
+            if (strcmp(in->name, inputs[i].name) == 0) in->retired = 0, in->shape = inputs[i].shape;
+    }
+    return 0;
 }
 
 static st_stream *stream_find(st_input *in, const uint8_t key[32], const char *source) {

@@ -185,6 +185,7 @@ typedef struct st_input {
     st_stream **streams;    /* at most PL_STORE_STREAMS_PER_INPUT_MOST */
     size_t streams_len;
     uint8_t dir_in_batch;   /* its fsync is in the open batch */
+    uint8_t retired;        /* gone from the config (pl_store_inputs_set): takes no new stream */
 } st_input;
 
 typedef struct st_handle {

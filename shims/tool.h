@@ -150,4 +150,71 @@ void tool_signals(sigset_t *wait_mask, int is_recv);
 int tool_signal_noted(void);
 void *tool_endpoint(pure_link_config *cfg, pure_link **out);   /* memory to free, or NULL (logged) */
 
+/* ---- The live view (tool_status.c): what `pure-link show` prints and SIGUSR1 logs. ---- */
+#define TOOL_STATUS_BYTES_MOST (1u << 20)   /* one answer; a longer one is cut and says so */
+typedef struct tool_status_run {             /* what the tool adds to pure_link_run_info */
+    uint64_t run;                            /* the run these names are of */
+    char source[PURE_LINK_NAME_MOST + 1], input[PURE_LINK_NAME_MOST + 1];
+    uint64_t sample_bytes;                   /* bytes_delivered at the last sample */
+    double rate_bits;                        /* over the last second */
+} tool_status_run;
+typedef struct tool_status {
+    uint32_t runs_most;
+    tool_status_run *runs;                   /* by stream handle */
+    uint64_t start_ns, sample_ns, sample_bytes;
+    double rate_bits;                        /* bytes made durable, over the last second */
+} tool_status;
+int tool_status_init(tool_status *s, uint32_t runs_most, uint64_t now_ns);   /* 0 or -1 */
+void tool_status_free(tool_status *s);
+void tool_status_opened(tool_status *s, const pure_link_event *ev);      /* at each STREAM_OPEN */
+void tool_status_sample(tool_status *s, pure_link *pl, uint64_t stored_bytes, uint64_t now_ns);
+struct pl_store;
+typedef struct tool_status_recv_view {
+    tool_status *status;
+    pure_link *pl;
+    struct pl_store *store;
+    const tool_config *config;
+    const int *peer_index;                   /* the core's index of each config peer (NULL: the same) */
+    const char *listen;
+    uint64_t streams_opened, refusals_logged, reloads;
+} tool_status_recv_view;
+/* Renders into buf (cap bytes): text, or one JSON object and a newline.  Returns the length. */
+size_t tool_status_recv(const tool_status_recv_view *v, int json, char *buf, size_t cap, uint64_t now_ns);
+/* Writes the text status to the log, one line each (SIGUSR1). */
+void tool_status_log(const char *text, size_t len);
+
+/* ---- The control socket (tool_control.c): a unix stream socket, mode 0600, that answers
+ * "text\n" or "json\n" with the status and closes.  Default place: COMMAND-PID.sock in
+ * tool_control_dir(); --control PATH names it. ---- */
+typedef struct tool_control tool_control;
+typedef size_t tool_status_fn(void *ctx, int json, char *buf, size_t cap, uint64_t now_ns);
+const char *tool_control_dir(char *buf, size_t len);
+/* Binds the socket (path NULL: the default place): a TOOL_* code, logged. */
+int tool_control_open(tool_control **out, const char *path, const char *command);
+const char *tool_control_path(const tool_control *c);
+/* The descriptor to watch (an epoll set): readable when a client or the extra one is. */
+int tool_control_fd(const tool_control *c);
+/* Watches fd too (a sender's stdin): tool_control_serve then says when it is readable. */
+int tool_control_watch_also(tool_control *c, int fd);
+/* Serves what is ready, without blocking; returns 1 when the extra descriptor is readable. */
+int tool_control_serve(tool_control *c, tool_status_fn *render, void *ctx, uint64_t now_ns);
+void tool_control_close(tool_control *c);   /* removes the socket's name */
+int tool_show_main(int argc, char **argv);
+/* Runs the handlers of signals pending while the loop is busy (at most every 10 ms). */
+void tool_signals_poll(uint64_t now_ns);
+
+/* ---- Reload (tool_reload.c): what a running receiver's config may change. ---- */
+typedef struct tool_reload_state {
+    const char *command;       /* the log's label ("pure-link recv") */
+    pure_link *pl;
+    struct pl_store *store;
+    tool_config *config;       /* replaced in place by a reload */
+    int *peer_index;           /* the core's index of each config peer (TOOL_PEERS_MOST) */
+    uint32_t peers_most;       /* what the endpoint was built for */
+    size_t peers_started;
+    uint64_t reloads;
+} tool_reload_state;
+/* Rereads path and applies it: 0, or -1 with one line logged and nothing changed. */
+int tool_reload(tool_reload_state *r, const char *path, uint64_t now_ns);
+
 #endif

@@ -24,6 +24,7 @@
                                       flood are counted, not told each */
 #define KEY_ID_OFFSET 2u           /* spec/wire.md §3.1: version, flags, then the key id */
 #define KEY_ID_NONE 0xffffffffffull /* a reply packet (no key id) or a datagram cut short */
+#define RELOAD_PEERS_SPARE 16u     /* peers a reload may add beyond those the receiver started with */
 
 typedef struct refusal {
     int peer;
@@ -50,11 +51,17 @@ typedef struct receiver_tool {
     uint64_t drop_lines, drop_window_ns, drops_untold;
     unsigned drop_window_lines;
     tool_rate_window rate;    /* the progress line's recent rate */
+    tool_status status;       /* pure-link show, SIGUSR1 */
+    tool_control *control;
+    char listen[64];
+    tool_reload_state reload; /* SIGHUP */
+    const char *config_path;
+    int peer_index[TOOL_PEERS_MOST];   /* the core's index of each config peer */
 } receiver_tool;
 
 typedef struct recv_options {
     tool_link_options link;
-    const char *config, *listen;
+    const char *config, *listen, *control;
 } recv_options;
 
 static int recv_option(void *ctx, int c, const char *arg) {
@@ -62,13 +69,15 @@ static int recv_option(void *ctx, int c, const char *arg) {
     switch (c) {
     case 'c': o->config = arg; return 0;
     case 'l': o->listen = arg; return 0;
+    case 'C': o->control = arg; return 0;
     default: assert(0 && "an option in the table without a case"); return -1;
     }
 }
 
 static int parse_options(int argc, char **argv, recv_options *o) {
     static const struct option longs[] = {
-        {"config", required_argument, 0, 'c'}, {"listen", required_argument, 0, 'l'}, {0, 0, 0, 0}};
+        {"config", required_argument, 0, 'c'}, {"listen", required_argument, 0, 'l'},
+        {"control", required_argument, 0, 'C'}, {0, 0, 0, 0}};
     *o = (recv_options){.listen = ":4433"};
     if (tool_options_parse(argc, argv, "recv", "c:l:", longs, recv_option, o, 0, &o->link) != 0) return -1;
     if (!o->config) {
@@ -94,15 +103,19 @@ static void log_refusal(receiver_tool *t, const pure_link_event *ev) {
     t->refused_next = (t->refused_next + 1) % REFUSALS_REMEMBERED;
     t->refusals_logged++;
     const tool_input *in = input_named(&t->config, ev->input);
+    const tool_peer *peer = NULL;   /* the config's peer of the core's index (a reload moves them) */
+    for (size_t i = 0; i < t->config.peers_len && peer == NULL; i++)
+        if (t->peer_index[i] == ev->peer) peer = &t->config.peers[i];
+    if (peer == NULL) return;       /* unwired since */
     char key[65], why[160];
-    tool_hex(t->config.peers[ev->peer].key, 32, key);
+    tool_hex(peer->key, 32, key);
     if (ev->kind == PURE_LINK_EVENT_STREAM_REFUSED)
         snprintf(why, sizeof why, "this key may not send as that source (its peer line lists the sources it may use)");
     else if (in == NULL) snprintf(why, sizeof why, "no input of that name in the config");
     else snprintf(why, sizeof why, "shape %llu, the input's (line %d) is %llu", (unsigned long long)ev->shape, in->line,
                   (unsigned long long)in->shape);
     tool_log("refused a stream from peer %.16s... (config line %d), source '%s', input '%s': %s", key,
-             t->config.peers[ev->peer].line, ev->source, ev->input, why);
+             peer->line, ev->source, ev->input, why);
 }
 
 /* The key id a sender packet claims (spec/wire.md §3.1), or KEY_ID_NONE. */
@@ -202,19 +215,39 @@ static int on_event(void *ctx, pure_link *pl, const pure_link_event *ev, int ref
     tool_report_event(&t->report, ev, refused, now);
     if (ev->kind == PURE_LINK_EVENT_STREAM_OPEN) {
         if (refused) log_refusal(t, ev);
-        else t->streams_opened++;
+        else t->streams_opened++, tool_status_opened(&t->status, ev);
     }
     if (ev->kind == PURE_LINK_EVENT_STREAM_REFUSED) log_refusal(t, ev);
     return 0;
 }
 
+static size_t render(void *ctx, int json, char *buf, size_t cap, uint64_t now) {
+    receiver_tool *t = ctx;
+    tool_status_recv_view v = {.status = &t->status, .pl = t->pl, .store = t->store, .config = &t->config,
+                               .peer_index = t->peer_index, .listen = t->listen,
+                               .streams_opened = t->streams_opened, .refusals_logged = t->refusals_logged,
+                               .reloads = t->reload.reloads};
+    return tool_status_recv(&v, json, buf, cap, now);
+}
+
 static int on_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {
     receiver_tool *t = ctx;
     for (int sig; (sig = tool_signal_noted()) != 0;) {
-        if (sig == SIGUSR1) status_line(t, "SIGUSR1");
-        else tool_log("SIGHUP: the config is read at start only; restart to change it (nothing stopped)");
+        if (sig == SIGUSR1) {
+            status_line(t, "SIGUSR1");   /* then the status that pure-link show prints */
+            char *text = malloc(TOOL_STATUS_BYTES_MOST);
+            if (text) tool_status_log(text, render(t, 0, text, TOOL_STATUS_BYTES_MOST, now));
+            free(text);
+        } else {
+            tool_reload(&t->reload, t->config_path, now);
+        }
     }
     progress(t, now, 0);
+    pl_store_stats ss;
+    pl_store_stats_get(t->store, &ss);
+    tool_status_sample(&t->status, pl, ss.record_bytes_durable, now);
+    if (watched && t->control) tool_control_serve(t->control, render, t, now);
+    tool_signals_poll(now);
     return 0;
 }
 
@@ -225,7 +258,8 @@ static void on_datagram(void *ctx, int sent, const pure_link_addr *peer, size_t 
 
 static uint64_t wake_ns(void *ctx) {
     receiver_tool *t = ctx;
-    return t->report.progress ? t->report.progress_next_ns : UINT64_MAX;
+    uint64_t at = t->status.sample_ns + 1000000000ull;   /* the rates' next sample */
+    return t->report.progress && t->report.progress_next_ns < at ? t->report.progress_next_ns : at;
 }
 
 /* ---- setting up ---- */
@@ -248,6 +282,7 @@ static int open_store(receiver_tool *t, const pure_link_config *cfg) {
             tool_log("%s:%d: this peer cannot be wired: %s", "config", p->line, pure_link_strerror(idx));
             return TOOL_ERR_FILE;
         }
+        t->peer_index[i] = idx;
         if ((size_t)idx != i || pl_store_peer(t->store, idx, p->key) != 0) {
             tool_log("config line %d: the store did not take this peer", p->line);
             return TOOL_ERR_SYSTEM;
@@ -261,12 +296,26 @@ static int open_store(receiver_tool *t, const pure_link_config *cfg) {
     return TOOL_OK;
 }
 
-static int open_socket(const recv_options *o, const sigset_t *mask, pl_io **io) {
+static int open_socket(receiver_tool *t, const recv_options *o, const sigset_t *mask, pl_io **io) {
     int code = tool_io_open(&o->link, o->listen, "--listen", mask, io);
     if (code != TOOL_OK) return code;
-    char where[64];
     pure_link_addr local;
-    if ((*io)->ops->local(*io, &local) == 0) tool_log("listening on %s", pl_addr_format(&local, where, sizeof where));
+    if ((*io)->ops->local(*io, &local) == 0) tool_log("listening on %s", pl_addr_format(&local, t->listen, sizeof t->listen));
+    return TOOL_OK;
+}
+
+/* The control socket of pure-link show, watched by the driver's backend. */
+static int open_control(receiver_tool *t, const recv_options *o, pl_io *io, const pure_link_config *cfg) {
+    if (tool_status_init(&t->status, cfg->runs_most, pl_now_ns()) != 0) return TOOL_ERR_SYSTEM;
+    if (o->control && strcmp(o->control, "none") == 0) return TOOL_OK;
+    int code = tool_control_open(&t->control, o->control, "recv");
+    if (code != TOOL_OK) return code;
+    int w = io->ops->watch(io, tool_control_fd(t->control));
+    if (w != 0) {
+        tool_log("control socket: the backend cannot watch it: %s", strerror(-w));
+        return TOOL_ERR_SYSTEM;
+    }
+    tool_log("control socket %s (pure-link show)", tool_control_path(t->control));
     return TOOL_OK;
 }
 
@@ -325,16 +374,22 @@ int tool_recv_main(int argc, char **argv) {
     if (code == TOOL_OK) code = tool_report_open(&t->report, &o.link, "pure-link recv");
     if (code == TOOL_OK) {
         cfg.senders_most = PURE_LINK_NONE;
-        cfg.peers_most = (uint32_t)t->config.peers_len;
+        cfg.peers_most = (uint32_t)(t->config.peers_len + RELOAD_PEERS_SPARE);
+        if (cfg.peers_most > TOOL_PEERS_MOST) cfg.peers_most = TOOL_PEERS_MOST;
         /* Every wired peer may have runs at once: the slots are shared, and a run that
          * finds none (spec/protocol.md §8) waits, unanswered, until one comes free. */
-        cfg.runs_most = (uint32_t)(t->config.peers_len * RUNS_PER_PEER_DEFAULT);
+        cfg.runs_most = cfg.peers_most * RUNS_PER_PEER_DEFAULT;
         cfg.memo_enabled = t->config.memo != NULL;
         mem = tool_endpoint(&cfg, &t->pl);
         if (mem == NULL) code = TOOL_ERR_SYSTEM;
     }
     if (code == TOOL_OK) code = open_store(t, &cfg);
-    if (code == TOOL_OK) code = open_socket(&o, &mask, &io);
+    t->config_path = o.config;
+    t->reload = (tool_reload_state){.command = "pure-link recv", .pl = t->pl, .store = t->store, .config = &t->config,
+                                    .peer_index = t->peer_index, .peers_most = cfg.peers_most,
+                                    .peers_started = t->config.peers_len};
+    if (code == TOOL_OK) code = open_socket(t, &o, &mask, &io);
+    if (code == TOOL_OK) code = open_control(t, &o, io, &cfg);
     if (code == TOOL_OK) {
         pl_driver_store ds = pl_driver_store_of(t->store);
         pl_driver_config dc = {.pl = t->pl, .io = io, .store = &ds, .stop = &tool_stop,
@@ -347,6 +402,8 @@ int tool_recv_main(int argc, char **argv) {
         code = finish(t, io, &dc, &ds_stats, r, err);
     }
     tool_report_close(&t->report);
+    tool_control_close(t->control);
+    tool_status_free(&t->status);
     if (t->store) pl_store_close(t->store);
     if (io) io->ops->close(io);
     tool_config_free(&t->config);

@@ -72,7 +72,7 @@ unit="$stage/usr/local/lib/systemd/system/pure-link-recv@.service"
 for want in '^ExecStart=/usr/local/bin/pure-link recv ' '^DynamicUser=yes' '^ProtectSystem=strict' \
             '^ReadWritePaths=/var/lib/pure-link/%i$' '^NoNewPrivileges=yes' '^PrivateTmp=yes' \
             '^RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX$' '^SystemCallFilter=@system-service$' \
-            '^CapabilityBoundingSet=$'; do
+            '^CapabilityBoundingSet=$' '^ExecReload=/bin/kill -HUP \$MAINPID$' ' --control %t/pure-link-recv/%i/control.sock '; do
   grep -q -- "$want" "$unit" || { echo "unit lacks $want"; exit 1; }
 done
 if command -v systemd-analyze >/dev/null 2>&1; then

@@ -217,8 +217,86 @@ static void last_drop_names_unknown_key_and_auth(void) {
     ll_free(&n);
 }
 
+/* A peer unwired mid-transfer: its run ends at once (slot free, nothing more delivered, its
+ * datagrams dropped as of an unknown key), another peer's run goes on, and the next wiring
+ * takes the freed index. */
+static void unwire_ends_a_peers_runs_and_frees_its_index(void) {
+    pure_link_config rc = base();
+    rc.peers_most = 2;
+    ll_net n;
+    ll_init(&n, 35, 1000000);
+    int a = ll_node_add(&n, NULL), c = ll_node_add(&n, NULL), b = ll_node_add(&n, &rc), d = ll_node_add(&n, NULL);
+    CHECK(ll_wire(&n, b, a, "*") == 0);
+    CHECK(ll_wire(&n, b, c, "*") == 1);
+    int sa = ll_link(&n, a, b, "out", "in", 1), sc = ll_link(&n, c, b, "out", "in", 1);
+    for (int i = 0; i < 10; i++) {
+        CHECK(pure_link_send(n.node[a].pl, sa, "0123456789", 10, 0) == i);
+        CHECK(pure_link_send(n.node[c].pl, sc, "0123456789", 10, 0) == i);
+    }
+    ll_run(&n, 1000000000ull, NULL, NULL);
+    CHECK_EQ_U(n.node[b].records_delivered, 20);
+    pure_link *r = n.node[b].pl;
+    pure_link_run_info info;
+    int a_stream = -1;
+    for (int h = 0; h < 2; h++)
+        if (pure_link_run_info_get(r, h, &info) == 0 && info.peer == 0) a_stream = h;
+    CHECK(a_stream >= 0);
+    CHECK(pure_link_unwire_peer(r, 0, n.now_ns) == 0);
+    CHECK(pure_link_unwire_peer(r, 0, n.now_ns) == PURE_LINK_ERR_NOT_FOUND);
+    CHECK(pure_link_unwire_peer(r, 2, n.now_ns) == PURE_LINK_ERR_NOT_FOUND);
+    CHECK(pure_link_run_info_get(r, a_stream, &info) == PURE_LINK_ERR_NOT_FOUND);
+    pure_link_stats before = {.version = PURE_LINK_STATS_VERSION}, after = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(r, -1, &before) == 0);
+    for (int i = 0; i < 5; i++) {
+        CHECK(pure_link_send(n.node[a].pl, sa, "abcdefghij", 10, n.now_ns) >= 0);
+        CHECK(pure_link_send(n.node[c].pl, sc, "abcdefghij", 10, n.now_ns) >= 0);
+    }
+    ll_run(&n, n.now_ns + 3000000000ull, NULL, NULL);
+    CHECK(pure_link_stats_get(r, -1, &after) == 0);
+    CHECK_EQ_U(n.node[b].records_delivered, 25);   /* c's five, none of a's */
+    CHECK(after.dropped_unknown_key > before.dropped_unknown_key);
+    /* Wired and unwired again and again: the key index forgets each one (no room leaks). */
+    for (int i = 0; i < 1000; i++) {
+        CHECK(pure_link_wire_peer(r, n.node[d].pub, "*", n.now_ns) == 0);   /* the freed index */
+        CHECK(pure_link_unwire_peer(r, 0, n.now_ns) == 0);
+    }
+    CHECK(pure_link_wire_peer(r, n.node[d].pub, "*", n.now_ns) == 0);
+    CHECK(pure_link_wire_peer(r, n.node[a].pub, "*", n.now_ns) == PURE_LINK_ERR_FULL);
+    ll_free(&n);
+}
+
+/* A receiver's run, as a status view reads it: the one slot in use, and none other. */
+static void run_info_reads_a_receivers_run(void) {
+    ll_net n;
+    ll_init(&n, 34, 1000000);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    CHECK(ll_wire(&n, b, a, "*") == 0);
+    int s = ll_link(&n, a, b, "out", "in", 1);
+    pure_link_run_info info;
+    CHECK(pure_link_run_info_get(n.node[b].pl, 0, &info) == PURE_LINK_ERR_NOT_FOUND);  /* nothing heard yet */
+    for (int i = 0; i < 10; i++) CHECK(pure_link_send(n.node[a].pl, s, "0123456789", 10, 0) == i);
+    n.node[b].hold_stored = 1;   /* delivered, not yet durable */
+    ll_run(&n, 1000000000ull, NULL, NULL);
+    CHECK(pure_link_run_info_get(n.node[b].pl, 0, &info) == 0);
+    CHECK(info.peer == 0 && info.accepted == 1);
+    CHECK(info.run == pure_link_sender_run(n.node[a].pl, s));
+    CHECK_EQ_U(info.records_delivered, 10);
+    CHECK_EQ_U(info.records_stored, 0);
+    ll_store_all(&n, b);
+    ll_run(&n, 2000000000ull, NULL, NULL);
+    CHECK(pure_link_run_info_get(n.node[b].pl, 0, &info) == 0);
+    CHECK_EQ_U(info.records_stored, 10);
+    CHECK(info.bytes_delivered >= 100 && info.bytes_delivered < 200);   /* 10 records and their framing */
+    CHECK(info.last_heard_ns > 0 && info.last_heard_ns <= 2000000000ull);
+    CHECK(ll_addr_node(&n, &info.addr) == a);
+    CHECK(pure_link_run_info_get(n.node[b].pl, 1, &info) == PURE_LINK_ERR_NOT_FOUND);
+    ll_free(&n);
+}
+
 TEST_MAIN(TEST_CASE(config_limits_give_size_zero), TEST_CASE(init_refuses_too_little_memory),
           TEST_CASE(sender_names_and_queue_bounds), TEST_CASE(wiring_refuses_a_key_id_twice),
           TEST_CASE(none_gives_one_sided_endpoints),
           TEST_CASE(every_error_has_a_name), TEST_CASE(stats_for_sender_and_endpoint),
-          TEST_CASE(last_drop_names_unknown_key_and_auth))
+          TEST_CASE(last_drop_names_unknown_key_and_auth),
+          TEST_CASE(run_info_reads_a_receivers_run),
+          TEST_CASE(unwire_ends_a_peers_runs_and_frees_its_index))
