@@ -300,14 +300,18 @@ static int open_socket(receiver_tool *t, const recv_options *o, const sigset_t *
     int code = tool_io_open(&o->link, o->listen, "--listen", mask, io);
     if (code != TOOL_OK) return code;
     pure_link_addr local;
-    if ((*io)->ops->local(*io, &local) == 0) tool_log("listening on %s", pl_addr_format(&local, t->listen, sizeof t->listen));
+    if ((*io)->ops->local(*io, &local) == 0) pl_addr_format(&local, t->listen, sizeof t->listen);
     return TOOL_OK;
 }
 
-/* The control socket of pure-link show, watched by the driver's backend. */
+/* The control socket of pure-link show, watched by the driver's backend; then the one line
+ * that says where the receiver listens and answers. */
 static int open_control(receiver_tool *t, const recv_options *o, pl_io *io, const pure_link_config *cfg) {
     if (tool_status_init(&t->status, cfg->runs_most, pl_now_ns()) != 0) return TOOL_ERR_SYSTEM;
-    if (o->control && strcmp(o->control, "none") == 0) return TOOL_OK;
+    if (o->control && strcmp(o->control, "none") == 0) {
+        tool_log("listening on %s", t->listen);
+        return TOOL_OK;
+    }
     int code = tool_control_open(&t->control, o->control, "recv");
     if (code != TOOL_OK) return code;
     int w = io->ops->watch(io, tool_control_fd(t->control));
@@ -315,7 +319,8 @@ static int open_control(receiver_tool *t, const recv_options *o, pl_io *io, cons
         tool_log("control socket: the backend cannot watch it: %s", strerror(-w));
         return TOOL_ERR_SYSTEM;
     }
-    tool_log("control socket %s (pure-link show)", tool_control_path(t->control));
+    /* The address last: scripts read the port at the line's end. */
+    tool_log("control socket %s (pure-link show); listening on %s", tool_control_path(t->control), t->listen);
     return TOOL_OK;
 }
 

@@ -8,7 +8,7 @@ make_keys
 printf 'peer %s *\ninput logs 1 %s/store\n' "$SP" "$work" > "$work/r.conf"
 start_recv r --config "$work/r.conf" --listen 127.0.0.1:0 --control "$work/c.sock"
 [ "$(stat -c %a "$work/c.sock")" = 600 ] || fail "control socket mode $(stat -c %a "$work/c.sock")"
-grep -q "control socket $work/c.sock" "$work/r.log" || fail "no log line names the control socket"
+grep -q "control socket $work/c.sock (pure-link show); listening on 127.0.0.1:$port$" "$work/r.log" || fail "no log line names the control socket"
 
 # A transfer slowed by its epochs so that show meets it running.
 $P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" --input logs --shape 1 --generate 400000 \
