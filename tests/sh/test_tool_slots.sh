@@ -28,23 +28,28 @@ while [ $k -lt 70 ]; do
 done
 echo "a: 70 short transfers stored (each its own run; 8 slots)"
 
-# a's 16 MiB record, killed mid-record: sooner each try while the record went through whole.
-stored_big() { python3 tests/sh/plr_check.py "$work/store_big" 1 16777216 --runs "$1" >/dev/null 2>&1; }
-crashed=""
-for wait_s in 0.4 0.2 0.1 0.05; do
-    send s.key big 1 16777216 big --deadline 20s &
-    spid=$!
-    pids="$pids $spid"
-    sleep $wait_s
-    kill -9 $spid 2>/dev/null
-    wait $spid 2>/dev/null
-    sleep 0.2  # what the receiver had of it is committed by now, if it was whole
-    if ! ls "$work"/store_big/*.plr >/dev/null 2>&1 || [ "$(cat "$work"/store_big/*.plr | wc -c)" -lt 16777216 ]; then
-        crashed=$wait_s
-        break
-    fi
-done
-[ -n "$crashed" ] || fail "a's 16 MiB record went through whole at each try: no crash mid-record"
+# a's 16 MiB record, killed mid-record.  It goes through the project's relay at 100 Mbit/s,
+# so the record takes more than 1.3 s to cross and a kill 0.4 s in always lands in its middle,
+# however fast the loopback and the store are.
+rport=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+${B:-build}/pure-link-sim relay "$rport" "$port" --seed 1 --duration 30s \
+    --set 'path.rate: 100Mbit' --set 'path.delay: 1ms' > "$work/relay.json" 2> "$work/relay.log" &
+relay=$!
+pids="$pids $relay"
+sleep 0.3
+stored_big() { [ -n "$(ls "$work"/store_big/*.plr 2>/dev/null)" ] && [ "$(cat "$work"/store_big/*.plr | wc -c)" -ge 16777216 ]; }
+port_recv=$port; port=$rport
+send s.key big 1 16777216 big --deadline 20s &
+spid=$!
+pids="$pids $spid"
+sleep 0.4
+kill -9 $spid 2>/dev/null
+wait $spid 2>/dev/null
+kill $relay 2>/dev/null; wait $relay 2>/dev/null
+port=$port_recv
+sleep 0.2  # what the receiver had of it is committed by now
+! stored_big || fail "a's 16 MiB record went through whole within 0.4 s at 100 Mbit/s: no crash mid-record"
+crashed=0.4
 echo "a: killed $crashed s into a 16 MiB record"
 
 t0=$(date +%s%N)
