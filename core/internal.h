@@ -155,6 +155,7 @@ typedef struct pl_sent {
     uint8_t has_stream, has_offer, has_response, trial, app_limited, is_copy;
     uint8_t size_probe;      /* a probe of a larger datagram size (pmtu.c): its loss is no
                                 congestion and it carries no record bytes */
+    uint8_t response_turn;   /* has_response: the sender's response_turn when it left */
     uint8_t tag[PL_LOST_TAG_BYTES];  /* the first bytes of its tag: a LOST must echo them */
     uint32_t episode;        /* LOST: the congestion episode its loss counted in */
     /* Delivery-rate state when it left (draft-cheng-iccrg-delivery-rate-estimation). */
@@ -236,6 +237,9 @@ typedef struct pl_sender {
     /* Stream binding, address validation. */
     uint8_t stream_known;                  /* an ACK covered a packet that carried STREAM */
     uint8_t response_pending;
+    /* Counts CHALLENGE tokens that differed from the one before: an acknowledged RESPONSE
+     * settles the pending one only if it carried the current token. */
+    uint8_t response_turn;
     uint8_t response_token[16];
 
     /* Refusal (spec/protocol.md "REFUSED"). */

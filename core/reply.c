@@ -80,7 +80,9 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
         return;
     }
     if (e->has_stream || e->len > 0) *acked |= ACKED_BINDING;  /* a packet a refusal answers */
-    if (e->has_response) s->response_pending = 0;
+    /* A RESPONSE of an older token proves nothing for a CHALLENGE heard since (a new
+     * address, or the receiver's new token): that one still needs its own. */
+    if (e->has_response && e->response_turn == s->response_turn) s->response_pending = 0;
     if (e->has_stream && !stream_unknown) s->stream_known = 1;
     if (e->len > 0 && stream_unknown) {
         /* The receiver had no binding when this packet came: it dropped the record bytes and
@@ -337,6 +339,7 @@ int pl_sender_on_reply(pure_link *pl, pl_sender *s, const pl_header *h, size_t h
         case PL_FRAME_STORED: on_stored(pl, s, f, now_ns); break;
         case PL_FRAME_ACCEPT: pl_sender_on_accept(pl, s, f, now_ns); break;
         case PL_FRAME_CHALLENGE:
+            if (memcmp(s->response_token, f->challenge.token, 16) != 0) s->response_turn++;
             memcpy(s->response_token, f->challenge.token, 16);
             s->response_pending = 1;
             s->stats.challenges_received++;

@@ -226,6 +226,7 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
     e->has_stream = p->stream;
     e->has_offer = p->offer;
     e->has_response = p->response;
+    e->response_turn = s->response_turn;
     e->trial = p->trial;
     e->is_copy = p->copy;
     if (s->bytes_in_flight == 0) s->first_sent_ns = s->delivered_ns = now_ns;  /* a new flight */
