@@ -66,12 +66,16 @@ static void ipv4_to_a_dual_stack_receiver(void) {
 static void sender_port_changes_mid_transfer(void) {
     pp_result r;
     transfer("127.0.0.1:0", "127.0.0.1:0", 1, 10000, 4000, &r);
-    /* The run moved once; each of its two addresses was validated by a RESPONSE to a
-     * CHALLENGE the sender heard there before any of it counted as validated. */
+    /* The run moved once, and the sender heard a CHALLENGE at each of its two addresses.
+     * The first address is validated by its RESPONSE before the records go; the second
+     * only if the sender's RESPONSE from there goes out before everything is stored: the
+     * transfer does not wait for it (replies to the new address stay within 3x meanwhile,
+     * which ACKs of full data packets never reach), and a sender that hears everything
+     * stored closes with the RESPONSE still due.  So 1 or 2, never 0 or more than 2. */
     fprintf(stderr, "  moves %llu, validated %llu, challenges heard %llu\n", (unsigned long long)r.recv_stats.address_moves,
             (unsigned long long)r.recv_stats.addresses_validated, (unsigned long long)r.send_stats.challenges_received);
     CHECK_EQ_U(r.recv_stats.address_moves, 1);
-    CHECK_EQ_U(r.recv_stats.addresses_validated, 2);
+    CHECK(r.recv_stats.addresses_validated >= 1 && r.recv_stats.addresses_validated <= 2);
     CHECK(r.send_stats.challenges_received >= 2);
 }
 
