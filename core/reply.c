@@ -67,15 +67,15 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
         if (pl_cc_on_acked(&s->cc, e->bytes, e->sent_ns, now_ns, &s->rtt, s->bytes_in_flight + e->bytes,
                            e->app_limited))
             pl_rack_on_recovery_end(&s->rack);
-    } else if (e->state == PL_SENT_LOST && e->size_probe) {
-        /* A probe taken for lost came through after all: its size passed (above); it was
-         * never a congestion signal, so there is nothing to undo. */
     } else if (e->state == PL_SENT_LOST) {
         /* It was not lost after all: tell the congestion controller (the undo rule) and
-         * widen the reordering window; its bytes need no resend. */
-        s->stats.spurious_losses++;
-        pl_cc_on_spurious(&s->cc, e->episode, now_ns);
-        pl_rack_on_spurious(&s->rack, s->pn_next);
+         * widen the reordering window; its bytes need no resend.  A size probe's loss was
+         * never a congestion signal (its size passed, above): nothing to undo. */
+        if (!e->size_probe) {
+            s->stats.spurious_losses++;
+            pl_cc_on_spurious(&s->cc, e->episode, now_ns);
+            pl_rack_on_spurious(&s->rack, s->pn_next);
+        }
     } else {
         return;
     }
