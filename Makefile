@@ -18,22 +18,26 @@ B            := build
 WARN     := -Wall -Wextra -Wshadow -Wvla -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 CORE_CFLAGS := -std=c11 $(WARN) -Werror -fPIC -fvisibility=hidden $(CFLAGS) -Icore
-TOOL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -Icore -Isim -Itests -Ishims
+# The shims live in a folder per concept: socket backends (io/), the loop that drives an
+# endpoint over them (driver/), the receiver's durable store (store/) and the tool (tool/).
+SHIM_DIRS   := shims/io shims/driver shims/store shims/tool
+SHIM_INC    := $(addprefix -I,$(SHIM_DIRS))
+TOOL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -Icore -Isim -Itests $(SHIM_INC)
 LIBS     := -lsodium -lmbedcrypto -lm
 
 CORE_SRC := $(wildcard core/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
 SIM_SRC  := $(filter-out sim/main.c,$(wildcard sim/*.c))
 SIM_OBJ  := $(SIM_SRC:%.c=$(B)/%.o)
-SHIM_SRC := $(filter-out shims/main.c shims/example_%.c,$(wildcard shims/*.c))
+SHIM_SRC := $(filter-out shims/tool/main.c,$(wildcard $(addsuffix /*.c,$(SHIM_DIRS))))
 SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/%.o)
 SHIM_A   := $(B)/libpurelinkshim.a
 # The installed shims library: the driver, the socket backends and the store (pl_driver.h,
-# pl_io.h, pl_store.h, pl_uring.h), without the tool's own pieces (tool_*.c).
-SHIMS_LIB_OBJ := $(filter-out $(B)/shims/tool_%.o,$(SHIM_OBJ))
+# pl_io.h, pl_store.h, pl_uring.h), without the tool's own pieces (shims/tool/).
+SHIMS_LIB_OBJ := $(filter-out $(B)/shims/tool/%.o,$(SHIM_OBJ))
 SHIMS_LIB_A   := $(B)/libpurelink-shims.a
 SHIMS_LIB_SO  := $(B)/libpurelink-shims.so.$(VERSION)
-SHIMS_HEADERS := shims/pl_driver.h shims/pl_io.h shims/pl_store.h shims/pl_uring.h
+SHIMS_HEADERS := shims/driver/pl_driver.h shims/io/pl_io.h shims/store/pl_store.h shims/io/pl_uring.h
 # The manual: man/*.scd rendered by scdoc(1) at install; the tool's help is generated from
 # the same text at build time (tools/scd2help.awk, needs only awk).
 MAN_PAGES := $(B)/man/pure-link.1 $(B)/man/pure_link.3
@@ -42,13 +46,13 @@ TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 BENCH_SRC := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
-HEADERS  := $(wildcard core/*.h sim/*.h shims/*.h tests/*.h)
+HEADERS  := $(wildcard core/*.h sim/*.h $(addsuffix /*.h,$(SHIM_DIRS)) tests/*.h)
 
 LIB_A    := $(B)/libpurelink.a
 LIB_SO   := $(B)/libpurelink.so.$(VERSION)
 SIM_A    := $(B)/libpurelinksim.a
 SIM_BIN  := $(if $(wildcard sim/main.c),$(B)/pure-link-sim)
-TOOL_BIN := $(if $(wildcard shims/main.c),$(B)/pure-link)
+TOOL_BIN := $(if $(wildcard shims/tool/main.c),$(B)/pure-link)
 
 .PHONY: all deps test demo bench install clean check-pure vectors fuzz campaign install-wireshark
 .PHONY: fuzz-long fuzz-corpus deps-fuzz deps-bench test-asan bench-peers mutants
@@ -62,7 +66,6 @@ $(B)/core/%.o: core/%.c $(wildcard core/*.h) | deps
 	@echo "  CC    $<"
 	@$(CC) $(CORE_CFLAGS) -c $< -o $@
 
-$(B)/sim/%.o $(B)/shims/%.o: TOOLDIR = $(dir $<)
 $(B)/sim/%.o: sim/%.c $(HEADERS) | deps
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"
@@ -116,20 +119,20 @@ $(SIM_BIN): sim/main.c $(SIM_A) $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
 	@$(CC) $(TOOL_CFLAGS) -o $@ sim/main.c $(SIM_A) $(LIB_A) $(LIBS)
 
-$(B)/pure-link: shims/main.c $(HELP_H) $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
+$(B)/pure-link: shims/tool/main.c $(HELP_H) $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -I$(B)/gen -o $@ shims/main.c $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -luring -lpthread
+	@$(CC) $(TOOL_CFLAGS) -I$(B)/gen -o $@ shims/tool/main.c $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -luring -lpthread
 
 $(B)/tests/%: tests/unit/%.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread -luring
+	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread -luring
 
 # The io_uring driver's benchmark links its object and liburing.
-$(B)/bench/bench_uring: tests/bench/bench_uring.c $(B)/shims/uring.o $(LIB_A) $(HEADERS)
+$(B)/bench/bench_uring: tests/bench/bench_uring.c $(B)/shims/io/uring.o $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(B)/shims/uring.o $(LIB_A) $(LIBS) -luring
+	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(B)/shims/io/uring.o $(LIB_A) $(LIBS) -luring
 
 # The ordering test watches the calls that make records durable and the claims that follow
 # them: each wrapper calls the real function (tests/unit/test_store_order.c).
@@ -138,25 +141,25 @@ ORDER_WRAPS := pwrite pwritev fdatasync fsync renameat2 pure_link_stored pl_urin
 $(B)/tests/test_store_order: tests/unit/test_store_order.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(addprefix -Wl$(comma)--wrap=,$(ORDER_WRAPS)) $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread -luring
+	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(addprefix -Wl$(comma)--wrap=,$(ORDER_WRAPS)) $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread -luring
 
 # The crash model watches every fdatasync and fsync to keep the disk's durable state beside
 # the real files, and the store's claims (tests/unit/test_store_crash.c).
 $(B)/tests/test_store_crash: tests/unit/test_store_crash.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(addprefix -Wl$(comma)--wrap=,fdatasync fsync pure_link_stored pure_link_memo_written) $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread -luring
+	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(addprefix -Wl$(comma)--wrap=,fdatasync fsync pure_link_stored pure_link_memo_written) $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -ldl -lpthread -luring
 
-# The store's tests and benchmark link the store (and only it) from shims/.
-STORE_OBJ := $(filter $(B)/shims/store%.o,$(SHIM_OBJ))
+# The store's tests and benchmark link the store (and only it) from shims/store/.
+STORE_OBJ := $(filter $(B)/shims/store/%.o,$(SHIM_OBJ))
 $(B)/tests/test_store: tests/unit/test_store.c $(STORE_OBJ) $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(STORE_OBJ) $(SIM_A) $(LIB_A) $(LIBS) -lpthread
+	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(STORE_OBJ) $(SIM_A) $(LIB_A) $(LIBS) -lpthread
 $(B)/bench/bench_store: tests/bench/bench_store.c $(STORE_OBJ) $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< $(STORE_OBJ) $(SIM_A) $(LIB_A) $(LIBS) -lpthread
+	@$(CC) $(TOOL_CFLAGS) -o $@ $< $(STORE_OBJ) $(SIM_A) $(LIB_A) $(LIBS) -lpthread
 
 # Examples of driving the core through its public header alone (shims/examples/README.md);
 # tests/sh/test_examples.sh runs them, tests/sh/test_install.sh builds consumer.c.
@@ -242,11 +245,11 @@ $(B)/fuzz_codec: tests/fuzz/fuzz_codec.c $(FUZZ_DEPS)
 	@clang $(FUZZ_FLAGS) -o $@ $< core/varint.c core/header.c core/codec.c
 # The tool's config and key-file readers, instrumented; the rest of the shims they link
 # against (sockets, clock) come from the shim library as built.
-FUZZ_TOOL_SRC := shims/tool_config.c shims/tool_keys.c shims/tool_util.c
+FUZZ_TOOL_SRC := shims/tool/tool_config.c shims/tool/tool_keys.c shims/tool/tool_util.c
 $(B)/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_TOOL_SRC) $(FUZZ_DEPS) $(SHIM_A) $(SIM_A) $(HEADERS)
 	@mkdir -p $(B)
 	@echo "  FUZZ  $@"
-	@clang $(FUZZ_FLAGS) -std=gnu11 -Ishims -o $@ $< $(FUZZ_TOOL_SRC) $(CORE_SRC) $(SHIM_A) $(SIM_A) $(LIBS) -luring -lpthread
+	@clang $(FUZZ_FLAGS) -std=gnu11 -o $@ $< $(FUZZ_TOOL_SRC) $(CORE_SRC) $(SHIM_A) $(SIM_A) $(LIBS) -luring -lpthread
 $(B)/fuzz_%_aead: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(B)
 	@echo "  FUZZ  $@"
@@ -265,7 +268,7 @@ FUZZ_REPLAY_BIN := $(B)/fuzz-replay/codec $(B)/fuzz-replay/config $(B)/fuzz-repl
 $(B)/fuzz-replay/config: tests/fuzz/fuzz_config.c tests/fuzz/replay.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"
-	@$(CC) $(TOOL_CFLAGS) -Ishims -o $@ $< tests/fuzz/replay.c $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -luring -lpthread
+	@$(CC) $(TOOL_CFLAGS) -o $@ $< tests/fuzz/replay.c $(SHIM_A) $(SIM_A) $(LIB_A) $(LIBS) -luring -lpthread
 $(B)/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(LIB_A) $(HEADERS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"

@@ -350,7 +350,7 @@ PURE_LINK_API int pure_link_event_next(pure_link *pl, pure_link_event *ev);
  * run's stored count under (sender key, run) and answers with it when the run's stream
  * opens again (after a crash, or after the run went idle).  A count kept in memory is lost
  * with the process, and the records after the last one the sender heard stored are then
- * written twice.  shims/pl_store.h keeps it for its users.
+ * written twice.  shims/store/pl_store.h keeps it for its users.
  *
  * Handles: a stream handle names a run slot.  After a run is quiet for idle_ns, or sooner
  * once the host has stored all it handed over (spec/protocol.md §8), its slot may serve

@@ -3,7 +3,7 @@
 # endpoints in one process (a key, a run and a UDP port each; tests/bench/load_many.c),
 # each sending RECORDS records of SIZE bytes to one `pure-link recv`.  REFUSED of them are
 # refused (half name an input the receiver lacks, half are wired for another source) and
-# keep asking.  Checked from the receiver's store (shims/STORE.md): every record of every
+# keep asking.  Checked from the receiver's store (shims/store/STORE.md): every record of every
 # accepted sender stored exactly once, byte for byte, nothing of a refused one; from its
 # log: one "refused a stream" line per refused sender, however many REFUSED it heard.
 # Printed: the time, CPU per record and memory of the receiver and of the generator.

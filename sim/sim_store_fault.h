@@ -1,5 +1,5 @@
 /* sim_store_fault.h: the receiving host's record store failing as the shims' store does
- * (shims/STORE.md, "Commit and failure"), for a node's scenario keys:
+ * (shims/store/STORE.md, "Commit and failure"), for a node's scenario keys:
  *
  *   store_fail: TIME restart DELAY
  *       the first commit at or after TIME fails (fdatasync gives an error): nothing of the

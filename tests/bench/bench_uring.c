@@ -1,5 +1,5 @@
 /* bench_uring.c: kernel cost of moving 1,452 B datagrams over loopback, io_uring (the
- * driver of shims/pl_uring.h) next to plain sendmmsg/recvmmsg, each with and without UDP
+ * driver of shims/io/pl_uring.h) next to plain sendmmsg/recvmmsg, each with and without UDP
  * GSO/GRO, in the same run.  One thread sends a batch and receives it back, so the CPU
  * time (getrusage, user + system) is the sender's and the receiver's kernel work together.
  * Each datagram is written into its send buffer first, as pure_link_pull writes it, so

@@ -1,6 +1,6 @@
 /* fuzz_config.c: libFuzzer target for the `pure-link` tool's two file readers: the
- * receiver's config file (tool_config_load, shims/tool_config.c) and the key file
- * (tool_key_load, shims/tool_keys.c).  Every input is given to both, as the bytes of a
+ * receiver's config file (tool_config_load, shims/tool/tool_config.c) and the key file
+ * (tool_key_load, shims/tool/tool_keys.c).  Every input is given to both, as the bytes of a
  * file.
  *
  *   build/fuzz_config -max_len=8192 tests/fuzz/corpus/config

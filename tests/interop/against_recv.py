@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """against_recv.py -- the independent sender (sender.py) against the real receiver
 (`pure-link recv`) over UDP on loopback.  Each case checks the receiver's store
-(shims/STORE.md format, read by store_read.py) byte for byte.
+(shims/store/STORE.md format, read by store_read.py) byte for byte.
 
 Usage: python3 tests/interop/against_recv.py [--tool build/pure-link] [--keep DIR] [-v] CASE
 CASE: bulk | epochs | move | refused | restart_memo | restart_nomemo

@@ -1,4 +1,4 @@
-"""store_read.py -- reads the receiver's record store as shims/STORE.md documents it
+"""store_read.py -- reads the receiver's record store as shims/store/STORE.md documents it
 (the `.plr` record files of an input's directory), for the interop tests.
 
 Only the documented format is used: a 192-byte header (magic PLRECS1\\n, header bytes,

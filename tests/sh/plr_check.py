@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads the receiver's record files (shims/STORE.md) of one input directory and checks
+"""Reads the receiver's record files (shims/store/STORE.md) of one input directory and checks
 what `pure-link send --generate COUNT --size SIZE` sent: every record of the run stored
 exactly once, byte for byte, and no frame cut short.  Prints one summary line; exit 1 on
 the first failure.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The options send and recv share (shims/tool_options.c), each doing on both commands what
+# The options send and recv share (shims/tool/tool_options.c), each doing on both commands what
 # `pure-link help` says:
 #  1. -k for --key; --qlog (a JSON-SEQ trace of each side's packets and epochs); --progress
 #     (the progress line and, for send, its summary); --stats with no FILE (JSON on stdout);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# What each signal does (one table, shims/tool_util.c; pure-link help says the same):
+# What each signal does (one table, shims/tool/tool_util.c; pure-link help says the same):
 #  1. recv: SIGHUP and SIGUSR1 each log one line and stop nothing, SIGUSR2 and SIGPIPE are
 #     ignored, while a transfer goes on; SIGTERM then ends it cleanly: the "stopped:" line,
 #     --stats written, exit 0 (before, SIGHUP and SIGUSR1 killed it with neither);

@@ -1,4 +1,4 @@
-/* test_store.c: the receiver's store (shims/pl_store.h) on real files with real fdatasync —
+/* test_store.c: the receiver's store (shims/store/pl_store.h) on real files with real fdatasync —
  * append, commit, reopen; a torn tail cut at every byte of the last frame; kill -9 of a
  * child mid-append and mid-commit; a full disk, a file-size limit, a failed fdatasync;
  * the limits at their edges; the memo through a real endpoint; and two endpoints over the

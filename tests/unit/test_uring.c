@@ -1,4 +1,4 @@
-/* test_uring.c: the io_uring driver (shims/pl_uring.h) over real loopback sockets and real
+/* test_uring.c: the io_uring driver (shims/io/pl_uring.h) over real loopback sockets and real
  * files: batches arrive whole, GSO trains and GRO buffers split into the datagrams sent,
  * the size limit and every configuration limit at its edge, the deadline, fdatasync
  * batches and their errors, and a refused io_uring (a seccomp filter) in one line, with

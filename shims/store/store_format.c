@@ -1,4 +1,4 @@
-/* store_format.c: the bytes of a record file (shims/STORE.md): CRC32C, the file header,
+/* store_format.c: the bytes of a record file (shims/store/STORE.md): CRC32C, the file header,
  * the record frame, and the file name of a stream.  Integers are little-endian. */
 #include <pthread.h>
 #include <stdio.h>

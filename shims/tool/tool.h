@@ -1,4 +1,4 @@
-/* tool.h: the pieces of the `pure-link` command-line tool (shims/main.c).
+/* tool.h: the pieces of the `pure-link` command-line tool (shims/tool/main.c).
  *
  * Exit codes (also in `pure-link help`): */
 #ifndef PL_TOOL_H

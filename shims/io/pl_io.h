@@ -136,7 +136,7 @@ typedef struct pl_io_options {
  * (e.g. "bind 127.0.0.1:4433: Address already in use"); the caller closes it with
  * (*out)->ops->close(*out). */
 int pl_io_posix_open(pl_io **out, const pl_io_options *options, char *err, size_t err_len);
-/* Opens the io_uring backend (shims/pl_uring.h under it) the same way; where the kernel or
+/* Opens the io_uring backend (shims/io/pl_uring.h under it) the same way; where the kernel or
  * a container refuses io_uring, or lacks what it needs, it fails with one line saying so
  * (e.g. "io_uring: refused: /proc/sys/kernel/io_uring_disabled is 2 (EPERM)"). */
 int pl_io_uring_open(pl_io **out, const pl_io_options *options, char *err, size_t err_len);

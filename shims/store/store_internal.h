@@ -1,5 +1,5 @@
-/* store_internal.h: the pieces of the receiver's store (shims/pl_store.h), shared by the
- * shims/store*.c files and the store's tests.  The on-disk format is in shims/STORE.md.
+/* store_internal.h: the pieces of the receiver's store (shims/store/pl_store.h), shared by the
+ * shims/store/store*.c files and the store's tests.  The on-disk format is in shims/store/STORE.md.
  *
  * Layering, top down: store.c (inputs, streams, the core's handles, events) uses
  * store_commit.c (the group-commit batch), store_stream.c (one stream's record file:
@@ -15,7 +15,7 @@
 
 #include "pl_store.h"
 
-/* ---- store_format.c: bytes on disk (shims/STORE.md) ---- */
+/* ---- store_format.c: bytes on disk (shims/store/STORE.md) ---- */
 #define ST_HEADER_BYTES 192u  /* record file header */
 #define ST_FRAME_BYTES 28u    /* record frame header: tag, len, run, record, crc */
 #define ST_INDEX_HEAD_BYTES 32u
@@ -138,7 +138,7 @@ int st_stream_flush(st_stream *st, char *err, size_t err_len);
 /* Cuts the file back to its durable end (after a failed fdatasync); returns 0 or -errno. */
 int st_stream_cut_to_durable(st_stream *st);
 
-/* ---- store_index.c: a stream's checkpoint (shims/STORE.md "Index") ---- */
+/* ---- store_index.c: a stream's checkpoint (shims/store/STORE.md "Index") ---- */
 /* Writes the checkpoint of the durable state to <name>.pli.tmp; returns the open fd
  * (to fdatasync) or -errno. */
 int st_index_write_tmp(const st_stream *st, int dir_fd, char *err, size_t err_len);

@@ -1,4 +1,4 @@
-/* store.c: the receiver's store (shims/pl_store.h) — its inputs and their directories, the
+/* store.c: the receiver's store (shims/store/pl_store.h) — its inputs and their directories, the
  * streams in them, the core's stream handles bound to runs, and the events.  The only file
  * of the store that calls the core. */
 #define _GNU_SOURCE
