@@ -4,7 +4,8 @@
 (shims/store/STORE.md format, read by store_read.py) byte for byte.
 
 Usage: python3 tests/interop/against_recv.py [--tool build/pure-link] [--keep DIR] [-v] CASE
-CASE: bulk | epochs | move | refused | restart_memo | restart_nomemo
+CASE: amplification | black_hole | bulk | epochs | move | mtu | refused | restart_memo |
+      restart_nomemo | sizes
 Exit 0 when the case passes; every failed check is printed.
 """
 
@@ -23,6 +24,7 @@ import pl_spec as pl  # noqa: E402
 import real_tool  # noqa: E402
 import sender as sndm  # noqa: E402
 import store_read  # noqa: E402
+from udp_path import Capped  # noqa: E402
 
 CASE_SECONDS = 16.0             # each case stops by itself well under 20 s
 SOURCE = b"py.sender"
@@ -379,8 +381,180 @@ def case_amplification(tool, tmp, log):
     return chk.finish()
 
 
+def events(s, kind):
+    return [e for e in s.events if e[1] == kind]
+
+
+def check_sizes(chk, s, cap=None):
+    """What protocol.md §5.1 asks of every packet the sender sent: epoch-0 packets and PTO
+    probes at most the base; a size probe is a PING padded to its size; any other packet
+    above the base only once a probe of at least its size was acknowledged since the last
+    drop to the base (here: in the sender's own record of acknowledged probes)."""
+    acked = [(e[0], e[2]) for e in events(s, "size_probe_acked")]
+    drops = [e[0] for e in events(s, "black_hole")]
+    bad = []
+    for t, pn, epoch, L, size, kinds, port in s.sent_log:
+        probe = kinds == ("PING", "PADDING")
+        chk.expect("no datagram above 1,452 B", size <= pl.DATAGRAM_MOST, size)
+        if epoch == 0 and size > pl.DATAGRAM_BASE:
+            bad.append(("epoch 0 above the base", pn, size))
+        if pn in s.pto_probes and size > pl.DATAGRAM_BASE:
+            bad.append(("PTO probe above the base", pn, size))
+        if probe or size <= pl.DATAGRAM_BASE:
+            continue
+        since = max([d for d in drops if d <= t], default=-1.0)
+        if not any(since < ta <= t and sa >= size for ta, sa in acked):
+            bad.append(("above the base with no probe of its size acknowledged", pn, size))
+        if cap is not None and size > cap:
+            bad.append(("a packet of record bytes above the path's size", pn, size))
+    chk.expect("every packet within the size rules of §5.1", not bad, bad[:5])
+    probes = [x for x in s.sent_log if x[5] == ("PING", "PADDING")]
+    chk.expect("size probes sent", probes, len(probes))
+    chk.expect("the first size probe is 1,452 B", probes and probes[0][4] == pl.DATAGRAM_MOST,
+               probes[:1])
+    chk.expect("every probe after epoch 0", all(x[2] >= 1 for x in probes))
+    chk.fact("PTO probes: %d, the largest %d B" % (len(s.pto_probes), max(
+        [x[4] for x in s.sent_log if x[1] in s.pto_probes], default=0)))
+    return probes
+
+
+def case_sizes(tool, tmp, log):
+    """On loopback (it carries 64 KiB) the sender's first probe, 1,452 B, is acknowledged
+    in one round trip: the search ends at the most the spec allows, full packets go at
+    1,452 B, and pure-link recv stores every record once."""
+    chk = Check("sizes")
+    rng = random.Random(6)
+    records = mixed_records(rng, 600, big=1 << 20)
+    rx, ssec, spub = setup(tool, tmp)
+    s = new_sender(rx, ssec, records, log)
+    t0 = time.monotonic()
+    ok = s.run_until(s.done, t0 + CASE_SECONDS)
+    chk.expect("the sender heard every record stored", ok, s.S)
+    probes = check_sizes(chk, s)
+    sz = s.search
+    chk.fact("sender: %d packets in %.2f s; probes sent %d, acked %d, lost %d; size %d B; %s" % (
+        s.pn, time.monotonic() - t0, sz.probes_sent, sz.probes_acked, sz.probes_lost, sz.size,
+        [(round(t - t0, 3), w, n) for t, w, n in sz.history]))
+    chk.expect("the search ended at 1,452 B", sz.size == pl.DATAGRAM_MOST and not sz.searching,
+               (sz.size, sz.searching))
+    chk.expect("with one probe", len(probes) == 1 and sz.probes_acked == 1, len(probes))
+    # a packet is full within a RECORD frame's head (7 B): the last piece may need more
+    full = [x for x in s.sent_log if x[4] > pl.DATAGRAM_MOST - 8 and "RECORDS" in x[5]]
+    chk.expect("most packets went full at 1,452 B", len(full) > s.pn // 2, (len(full), s.pn))
+    chk.expect("no packet lost", s.packets_lost == 0, s.packets_lost)
+    rc, st = rx.stop()
+    check_store(chk, rx, spub, s.run, records)
+    if st:
+        ep = st["endpoint"]
+        chk.expect("the receiver took every packet: none malformed, too long or failing",
+                   ep["packets_received"] == s.pn and ep["dropped_malformed"] == 0 and
+                   ep["dropped_auth"] == 0, (ep["packets_received"], s.pn))
+        chk.expect("receiver counts every record stored", ep["records_stored"] == len(records),
+                   ep["records_stored"])
+    return chk.finish()
+
+
+def capped_transfer(tool, tmp, log, cap, records, chk, **kw):
+    """The sender through a forwarder that drops datagrams above `cap`; returns the
+    sender, the forwarder, the receiver and the sender's public key, transfer done."""
+    rx, ssec, spub = setup(tool, tmp)
+    fw = Capped(("127.0.0.1", rx.port), cap)
+    fw.start()
+    s = sndm.Sender(("127.0.0.1", fw.port), rx.public, ssec, records, SOURCE, INPUT.encode(),
+                    SHAPE, log=log, **kw)
+    return s, fw, rx, spub
+
+
+def case_mtu(tool, tmp, log):
+    """A path that drops every datagram above a size, without a word (ICMP filtered), at
+    the base itself, at 1,372 B (an IPv4 MTU of 1,400) and one byte below the most: the
+    search ends within 8 B at or below the size, the lost probes cost no data and count
+    as no lost packet, and every record is stored once."""
+    chk = Check("mtu")
+    rng = random.Random(7)
+    for cap in (pl.DATAGRAM_BASE, 1372, pl.DATAGRAM_MOST - 1):
+        records = mixed_records(rng, 400, big=1 << 20)
+        sub = os.path.join(tmp, "cap%d" % cap)
+        os.makedirs(sub)
+        s, fw, rx, spub = capped_transfer(tool, sub, log, cap, records, chk)
+        t0 = time.monotonic()
+        ok = s.run_until(s.done, t0 + CASE_SECONDS / 3)
+        fw.stopping = True
+        sz = s.search
+        chk.fact("cap %d: %d packets in %.2f s; probes %s; size %d B; searching %s; "
+                 "path dropped %d" % (cap, s.pn, time.monotonic() - t0,
+                                      [x[4] for x in s.sent_log if x[5] == ("PING", "PADDING")],
+                                      sz.size, sz.searching, len(fw.dropped)))
+        chk.expect("cap %d: the sender heard every record stored" % cap, ok, s.S)
+        check_sizes(chk, s, cap)
+        chk.expect("cap %d: the search ended within 8 B at or below it" % cap,
+                   not sz.searching and cap - 8 <= sz.size <= cap, (sz.size, sz.searching))
+        chk.expect("cap %d: it failed 1,452 B after 3 probes" % cap,
+                   [x[4] for x in s.sent_log if x[5] == ("PING", "PADDING")][:3] ==
+                   [pl.DATAGRAM_MOST] * 3)
+        chk.expect("cap %d: the path dropped only size probes" % cap,
+                   all(way == "up" and n > cap for _, way, n in fw.dropped) and
+                   len(fw.dropped) == sz.probes_lost, (len(fw.dropped), sz.probes_lost))
+        chk.expect("cap %d: a lost probe is no lost packet" % cap, s.packets_lost == 0,
+                   s.packets_lost)
+        chk.expect("cap %d: no black hole" % cap, sz.black_holes == 0)
+        rc, st = rx.stop()
+        check_store(chk, rx, spub, s.run, records)
+    return chk.finish()
+
+
+def case_black_hole(tool, tmp, log):
+    """The path carries 1,452 B, then mid-transfer drops everything above 1,300 B (a route
+    change with ICMP filtered): the sender's full packets vanish while its PTO probes (at
+    most the base) pass, so it drops to the base, searches again and finds 1,300 B within
+    8 B.  The path then carries 1,452 B again: after the raise time (1 s here, 600 s by
+    default) the search starts again and finds 1,452 B.  Every record stored once."""
+    chk = Check("black_hole")
+    rng = random.Random(8)
+    records = small_records(rng, 6000, 500, 1500)
+    s, fw, rx, spub = capped_transfer(tool, tmp, log, None, records, chk, pace_pps=1500,
+                                      pmtu_raise=1.0)
+    t0 = time.monotonic()
+    s.run_until(lambda: s.search.size == pl.DATAGRAM_MOST and s.S >= 500, t0 + 3)
+    chk.expect("1,452 B found first", s.search.size == pl.DATAGRAM_MOST, s.search.size)
+    fw.cap = 1300
+    t_cap = time.monotonic()
+    s.run_until(lambda: not s.search.searching and s.search.black_holes, t_cap + 4)
+    sz = s.search
+    chk.expect("a black hole seen", sz.black_holes == 1, sz.black_holes)
+    chk.expect("the new search ended within 8 B at or below 1,300 B",
+               not sz.searching and 1292 <= sz.size <= 1300, (sz.size, sz.searching))
+    fw.cap = None
+    t_open = time.monotonic()
+    ok = s.run_until(s.done, t0 + CASE_SECONDS)
+    fw.stopping = True
+    hist = [(round(t - t0, 3), w, n) for t, w, n in sz.history]
+    bh = [t for t, w, n in sz.history if w == "black_hole"]
+    chk.fact("cap 1,300 at %.3f s, lifted at %.3f s; %s" % (t_cap - t0, t_open - t0, hist))
+    chk.fact("sender: %d packets, %d lost; probes sent %d, lost %d; path dropped %d" % (
+        s.pn, s.packets_lost, sz.probes_sent, sz.probes_lost, len(fw.dropped)))
+    if bh:
+        chk.fact("black hole left %.3f s after the path changed" % (bh[0] - t_cap))
+    chk.expect("the sender heard every record stored", ok, s.S)
+    check_sizes(chk, s)
+    chk.expect("after the raise time the search found 1,452 B again",
+               [w for _, w, _ in sz.history][-3:] == ["raise", "acked", "done"] and
+               [n for _, _, n in sz.history][-2:] == [pl.DATAGRAM_MOST] * 2 and
+               sz.size == pl.DATAGRAM_MOST, hist)
+    raised = [t for t, w, n in sz.history if w == "raise"]
+    done = [t for t, w, n in sz.history if w == "done" and t > t_cap]
+    chk.expect("not before the raise time", raised and done and raised[0] - done[0] >= 1.0,
+               (raised, done))
+    rc, st = rx.stop()
+    check_store(chk, rx, spub, s.run, records)
+    return chk.finish()
+
+
 CASES = {
     "amplification": lambda t, d, v: case_amplification(t, d, _log(v)),
+    "black_hole": lambda t, d, v: case_black_hole(t, d, _log(v)),
+    "mtu": lambda t, d, v: case_mtu(t, d, _log(v)),
+    "sizes": lambda t, d, v: case_sizes(t, d, _log(v)),
     "bulk": lambda t, d, v: case_bulk(t, d, _log(v)),
     "epochs": lambda t, d, v: case_epochs(t, d, _log(v)),
     "move": lambda t, d, v: case_move(t, d, _log(v)),

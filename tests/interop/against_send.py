@@ -4,24 +4,19 @@
 
 Usage: python3 tests/interop/against_send.py [--tool build/pure-link] [--keep DIR] [-v] CASE
 CASE: bulk | move | refused | restart_memo | restart_nomemo | epochs | epochs_lossy |
-      restart_epoch1 | restart_epoch5
+      restart_epoch1 | restart_epoch5 | sizes | mtu
 Every case also checks, from receiver.py's accounting, that no unvalidated address got
 more than 3x the bytes it sent; `move` checks it again from the bytes a forwarder saw.
 """
 
-import argparse
 import hashlib
 import json
 import os
 import random
-import select
-import shutil
 import signal
-import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -31,6 +26,7 @@ import pl_spec as pl  # noqa: E402
 import real_tool  # noqa: E402
 import rx_store  # noqa: E402
 from against_recv import Check, mixed_records, run_cases, small_records  # noqa: E402
+from udp_path import Capped, Forwarder, Impairer  # noqa: E402
 
 INPUT = "logs"
 SHAPE = 7
@@ -81,94 +77,6 @@ class PyRecv:
         self.err.close()
         res = json.load(open(self.out)) if os.path.exists(self.out) else None
         return rc, res
-
-
-class Forwarder(threading.Thread):
-    """A UDP forwarder: the sender sends to `port`; datagrams go on to the receiver from
-    one of two upstream sockets (switch() changes which), replies come back to the
-    sender.  It logs (monotonic time, 'up' | 'down', upstream index, bytes)."""
-
-    def __init__(self, rx_addr):
-        super().__init__(daemon=True)
-        self.rx_addr = rx_addr
-        self.front = self._sock()
-        self.port = self.front.getsockname()[1]
-        self.ups = [self._sock(), self._sock()]
-        self.cur = 0
-        self.client = None
-        self.wire = []
-        self.stopping = False
-
-    @staticmethod
-    def _sock():
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-        s.bind(("127.0.0.1", 0))
-        s.setblocking(False)
-        return s
-
-    def up_addr(self, i):
-        return "127.0.0.1:%d" % self.ups[i].getsockname()[1]
-
-    def switch(self):
-        self.cur = 1
-
-    def run(self):
-        socks = [self.front] + self.ups
-        while not self.stopping:
-            r, _, _ = select.select(socks, [], [], 0.05)
-            for s in r:
-                while True:
-                    try:
-                        d, addr = s.recvfrom(65535)
-                    except (BlockingIOError, ConnectionRefusedError):
-                        break
-                    if s is self.front:
-                        self.client = addr
-                        self.forward("up", self.cur, d, self.ups[self.cur], self.rx_addr)
-                    elif self.client is not None:
-                        self.forward("down", self.ups.index(s), d, self.front, self.client)
-
-    def forward(self, way, i, d, sock, to):
-        """Passes one datagram on and logs it (way 'up' or 'down', upstream socket i)."""
-        try:
-            sock.sendto(d, to)
-            self.wire.append((time.monotonic(), way, i, len(d)))
-        except (BlockingIOError, ConnectionRefusedError):
-            pass
-
-
-class Impairer(Forwarder):
-    """The forwarder with a seeded impaired path both ways: each datagram is lost with
-    probability `loss`, held back and sent after the next one (reordered) with `loss`/2,
-    and sent twice (a network copy) with `loss`/3."""
-
-    def __init__(self, rx_addr, loss, seed):
-        super().__init__(rx_addr)
-        self.loss = loss
-        self.rng = random.Random(seed)
-        self.held = {"up": None, "down": None}
-        self.dropped = {"up": 0, "down": 0}
-        self.copied = {"up": 0, "down": 0}
-        self.reordered = {"up": 0, "down": 0}
-
-    def forward(self, way, i, d, sock, to):
-        x = self.rng.random()
-        if x < self.loss:
-            self.dropped[way] += 1
-            return
-        if x < self.loss * 1.5 and self.held[way] is None:
-            self.held[way] = d
-            self.reordered[way] += 1
-            return
-        n = 2 if x < self.loss * 1.5 + self.loss / 3 else 1
-        self.copied[way] += n - 1
-        out = [d] * n
-        if self.held[way] is not None:
-            out.append(self.held[way])
-            self.held[way] = None
-        for one in out:
-            super().forward(way, i, one, sock, to)
 
 
 class Feeder(threading.Thread):
@@ -606,8 +514,59 @@ def case_epochs(tool, tmp, verbose, loss=0.0):
     return chk.finish()
 
 
+def case_sizes(tool, tmp, verbose, cap=None):
+    """pure-link send searches its datagram size (protocol.md §5.1); receiver.py must take
+    every size it settles on, up to the most the spec allows.  On loopback the search ends
+    at 1,452 B; through a forwarder that drops every datagram above `cap` without a word,
+    within 8 B at or below the cap.  Every record once, byte for byte."""
+    chk = Check("sizes" if cap is None else "mtu")
+    records = mixed_records(random.Random(18), 600, big=1 << 20)
+    skey, spub = keys(tmp)
+    rx = PyRecv(tmp, spub, len(records), verbose=verbose)
+    rx.start()
+    fw = None
+    if cap is not None:
+        fw = Capped(("127.0.0.1", rx.port), cap)
+        fw.start()
+    p = start_sender(tool, tmp, skey, rx, to_port=fw and fw.port)
+    st, res = feed_and_wait(chk, p, Feeder(p.stdin, records, len(records), 0), rx)
+    if fw:
+        fw.stopping = True
+    if not res:
+        return chk.finish()
+    check_delivered(chk, res, records)
+    sizes = {int(n): c for n, c in res["datagram_sizes"].items()}
+    most = max(sizes)
+    limit = pl.DATAGRAM_MOST if cap is None else cap
+    chk.fact("receiver.py opened %d packets, %d failed; largest %d B (%d of them); %d above "
+             "the base; sizes above the base: %s" % (
+                 res["packets_opened"], res["packets_failed"], most, sizes[most],
+                 sum(c for n, c in sizes.items() if n > pl.DATAGRAM_BASE),
+                 sorted(n for n in sizes if n > pl.DATAGRAM_BASE)[:12]))
+    chk.expect("nothing failed to open", res["packets_failed"] == 0, res["counters"])
+    chk.expect("the largest packets within 8 B at or below %d B" % limit,
+               limit - 8 <= most <= limit, most)
+    chk.expect("many of them: full packets go at the size found", sizes[most] >= 100,
+               sizes[most])
+    if fw:
+        chk.fact("path dropped %d datagrams: %s" % (len(fw.dropped), sorted(
+            {n for _, _, n in fw.dropped})))
+        chk.expect("the path dropped only datagrams above the cap, going up",
+                   all(way == "up" and n > cap for _, way, n in fw.dropped))
+    if st:
+        e = st.get("sender", {})
+        chk.fact("sender stats: %s" % {k: v for k, v in e.items() if "pmtu" in k or
+                                       "datagram" in k})
+        chk.expect("the size the sender reports is the largest receiver.py opened",
+                   e.get("datagram_bytes") == most, e.get("datagram_bytes"))
+    check_amplification(chk, res)
+    return chk.finish()
+
+
 CASES = {
     "bulk": case_bulk,
+    "sizes": case_sizes,
+    "mtu": lambda t, d, v: case_sizes(t, d, v, 1372),
     "move": case_move,
     "refused": case_refused,
     "restart_memo": lambda t, d, v: case_restart(t, d, v, True),

@@ -301,6 +301,7 @@ class Receiver:
         self.records = []                              # (run, number, bytes)
         self.opened = 0
         self.failed = 0
+        self.sizes = {}                                # datagram bytes -> packets opened
         self.opened_by_epoch = {}
         self.epoch1_secret = None
         self.last_stored_sent = None                   # time of the last reply with STORED
@@ -468,6 +469,7 @@ class Receiver:
             self.failed += 1
             return
         self.opened += 1
+        self.sizes[len(data)] = self.sizes.get(len(data), 0) + 1   # §5.1: any size to 1,452 B
         k = str(epoch)
         self.opened_by_epoch[k] = self.opened_by_epoch.get(k, 0) + 1
 
@@ -811,7 +813,8 @@ class Receiver:
         header = pl.reply_header(run.current, run.run, run.reply_run, run.reply_pn,
                                  REPLY_PN_BYTES)
         pkt = key.seal(header, b"".join(frames), run.reply_pn)
-        if len(pkt) > pl.DATAGRAM_MOST:
+        if len(pkt) > pl.DATAGRAM_BASE:
+            # §5.1: a reply never exceeds the base (every reply fits: at most 650 B)
             self.count("reply_too_long")
             return
         if not run.validated and run.bytes_out + len(pkt) > pl.AMPLIFICATION * run.bytes_in:
@@ -895,6 +898,7 @@ class Receiver:
             "record_lengths": [len(rec) for _, _, rec in self.records],
             "packets_opened": self.opened,
             "packets_failed": self.failed,
+            "datagram_sizes": {str(n): c for n, c in sorted(self.sizes.items())},
             "opened_by_epoch": dict(sorted(self.opened_by_epoch.items(), key=lambda kv:
                                            int(kv[0]))),
             "epoch1_secret": self.epoch1_secret,

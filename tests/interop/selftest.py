@@ -474,6 +474,14 @@ class FakeSock:
         self.sent.append((data, addr))
 
 
+def fresh_pair():
+    """New receiver and sender keys: both secrets and public keys, E(0) and the key id."""
+    rsec, ssec = os.urandom(32), os.urandom(32)
+    rpub, spub = pl.x25519_public(rsec), pl.x25519_public(ssec)
+    return rsec, ssec, rpub, spub, pl.epoch0_secret(pl.static_shared(ssec, rpub)), \
+        pl.key_id(spub)
+
+
 def unit_checks():
     import receiver as rxm
     problems = []
@@ -484,10 +492,7 @@ def unit_checks():
         if not cond:
             problems.append(name)
 
-    rsec, ssec = os.urandom(32), os.urandom(32)
-    rpub, spub = pl.x25519_public(rsec), pl.x25519_public(ssec)
-    e0 = pl.epoch0_secret(pl.static_shared(ssec, rpub))
-    kid = pl.key_id(spub)
+    rsec, ssec, rpub, spub, e0, kid = fresh_pair()
     sock = FakeSock()
     rx = rxm.Receiver(sock, rsec, spub, goal=10)
     A = ("127.0.0.1", 40000)
@@ -650,7 +655,9 @@ def unit_checks():
     expect("credit after delivery", st.credit() == min(
         pl.CREDIT_MOST, rxm.RUN_MEMORY * len(recs) // len(data)))
     epoch_checks(rxm, expect)
-    print("unit     %s  %d receiver rule checks" % ("PASS" if not problems else "FAIL",
+    size_checks(rxm, expect)
+    search_checks(expect)
+    print("unit     %s  %d rule checks (receiver, sizes, size search)" % ("PASS" if not problems else "FAIL",
                                                     checks[0]))
     for p in problems:
         print("         PROBLEM: " + p)
@@ -661,10 +668,7 @@ def epoch_checks(rxm, expect):
     """A run's epoch changes at the receiver (protocol.md §3, §9, crypto.md §6, §10):
     epochs in a row faster than 10 s, which keys are held, repeated and other OFFERs, the
     reply-key limit, and a memo-restored run in epoch 2 whose sender is still in epoch 1."""
-    rsec, ssec = os.urandom(32), os.urandom(32)
-    rpub, spub = pl.x25519_public(rsec), pl.x25519_public(ssec)
-    e0 = pl.epoch0_secret(pl.static_shared(ssec, rpub))
-    kid = pl.key_id(spub)
+    rsec, ssec, rpub, spub, e0, kid = fresh_pair()
     A = ("127.0.0.1", 40002)
     t0 = 5000.0
     run = 0x2222
@@ -828,6 +832,134 @@ def epoch_checks(rxm, expect):
                r2.reply_run != old_reply_run)
         expect("and epoch 1 is made again, its packets open", pub is not None and
                r2.current == 1 and r2.live)
+
+
+def size_checks(rxm, expect):
+    """protocol.md §2, §5.1, wire.md §2: a receiver takes a packet of any length up to
+    1,452 B, whatever a sender's size search settles on; 1,453 B is too long.  Every size
+    from the smallest packet (32 B) up, as a size probe would make it (PING and PADDING)
+    and carrying record bytes (a RECORDS frame to the end of the packet)."""
+    rsec, ssec, rpub, spub, e0, kid = fresh_pair()
+    A = ("127.0.0.1", 40003)
+    t0 = 9000.0
+    sock = FakeSock()
+    rx = rxm.Receiver(sock, rsec, spub, goal=10)
+
+    def spkt(run, pn, payload):
+        hdr = pl.sender_header(0, kid, run, pn, 2)
+        return pl.data_key(e0, spub, rpub, run, 0).seal(hdr, payload, pn)
+
+    head = pl.SENDER_HEADER_BASE + 2 + pl.TAG_BYTES
+    sizes = list(range(head + 1, pl.DATAGRAM_MOST + 1))
+    for pn, n in enumerate(sizes):
+        pad = n - head - 1
+        payload = pl.enc_ping() + (pl.enc_padding(pad) if pad else b"")
+        rx.handle_datagram(spkt(0x3333, pn, payload), A, t0 + pn * 1e-3)
+    rx.timers(t0 + 5)                          # the ACK delay runs out
+    r = rx.runs.get(0x3333)
+    expect("a PING padded to every size 32..1,452 B opens and counts",
+           r is not None and all(rx.sizes.get(n) == 1 for n in sizes) and
+           r.largest == len(sizes) - 1 and pl.DATAGRAM_MOST == sizes[-1] == 1452)
+    acked = [f for d, _ in sock.sent for t, f in open_reply_any(d, spub, rpub, e0)
+             if t == pl.ACK]
+    expect("the largest of them acknowledged", any(f["largest"] == len(sizes) - 1
+                                                    for f in acked))
+    expect("every reply within the base (§5.1)",
+           sock.sent and all(len(d) <= pl.DATAGRAM_BASE for d, _ in sock.sent))
+    # record bytes at every size: STREAM first, then RECORDS filling each packet
+    stream = bytes(range(256)) * 8000           # more than the packets below carry
+    first = pl.enc_stream(0, 0, 1, b"s", b"i") + pl.enc_records(0, stream[:100])
+    rx.handle_datagram(spkt(0x4444, 0, first), A, t0 + 10)
+    off = 100
+    for pn, n in enumerate(range(head + 6, pl.DATAGRAM_MOST + 1), start=1):
+        k = n - head - 5
+        rx.handle_datagram(spkt(0x4444, pn, pl.enc_records(off, stream[off:off + k])), A,
+                           t0 + 10 + pn * 1e-3)
+        off += k
+    r = rx.runs.get(0x4444)
+    assert off < len(stream)
+    expect("RECORDS filling every size up to 1,452 B: every byte kept in order",
+           r is not None and r.stream is not None and r.stream.contiguous_end() == off and
+           bytes(r.stream.buf[:off]) == stream[:off])
+    n = rx.failed
+    too = spkt(0x3333, len(sizes), pl.enc_ping() + pl.enc_padding(pl.DATAGRAM_MOST + 1 - head - 1))
+    rx.handle_datagram(too, A, t0 + 20)
+    expect("1,453 B is too long, dropped before any decryption",
+           len(too) == pl.DATAGRAM_MOST + 1 and rx.failed == n + 1 and
+           rx.counters.get("malformed_header_too_long") == 1)
+
+
+def open_reply_any(d, spub, rpub, e0):
+    """The frames of an epoch-0 reply, [] if it does not open."""
+    h = pl.parse_header(d)
+    key = pl.reply_key(e0, spub, rpub, h.run, h.reply_run, 0)
+    pt = key.open(h.raw, d[h.length:], pl.recover_pn(None, h.pn_trunc, h.pn_len))
+    return pl.decode_frames(pt, True) if pt is not None else []
+
+
+def search_checks(expect):
+    """sender.py's size search (protocol.md §5.1) against a path that carries every size up
+    to a cap, for each cap from the base to 1,452 B: it ends within 8 B at or below the cap;
+    then the black-hole rule on patterns of losses and acknowledgements."""
+    import sender as sndm
+    worst = 0
+    wrong = []
+    for cap in range(pl.DATAGRAM_BASE, pl.DATAGRAM_MOST + 1):
+        sz = sndm.SizeSearch()
+        pn = 0
+        while sz.next_probe() is not None and pn < 100:
+            size = sz.next_probe()
+            if size <= cap:
+                sz.probe_acked(pn, size, 0.0)
+            else:
+                sz.probe_lost(pn, size, 0.0)
+            pn += 1
+        worst = max(worst, pn)
+        if not cap - 8 <= sz.size <= cap or sz.searching:
+            wrong.append((cap, sz.size))
+    expect("the search ends within 8 B at or below every cap from 1,232 to 1,452 B", not wrong)
+    expect("in at most 18 probes (%d): 3 per size that fails, 6 of them at most" % worst,
+           worst <= 18)
+    # black hole: 6 losses above the base, then an ACK of a small packet only
+    sz = sndm.SizeSearch()
+    sz.probe_acked(0, pl.DATAGRAM_MOST, 0.0)
+    for i in range(5):
+        sz.packet_lost(10 + i, pl.DATAGRAM_MOST)
+    expect("5 large losses then a small ACK: no black hole",
+           not sz.packets_acked([100], 20, 1.0) and sz.size == pl.DATAGRAM_MOST)
+    sz.packet_lost(15, pl.DATAGRAM_MOST)
+    expect("a large ACK among them clears the count",
+           not sz.packets_acked([pl.DATAGRAM_MOST, 100], 21, 1.0) and sz.big_lost == 0)
+    for i in range(6):
+        sz.packet_lost(30 + i, pl.DATAGRAM_MOST)
+    sz.packet_lost(36, 200)
+    expect("a small loss since: no black hole", not sz.packets_acked([100], 40, 1.0))
+    for i in range(6):
+        sz.packet_lost(50 + i, pl.DATAGRAM_MOST)
+    expect("6 large losses, none small, then only small ACKed: back to the base",
+           sz.packets_acked([60, 1232], 70, 2.0) and sz.size == pl.DATAGRAM_BASE and
+           sz.next_probe() == pl.DATAGRAM_MOST and sz.black_holes == 1)
+    sz.probe_acked(65, pl.DATAGRAM_MOST, 2.1)
+    sz.packet_lost(66, pl.DATAGRAM_MOST)
+    expect("an ACK of a probe or a loss sent before the drop raises or counts nothing",
+           sz.size == pl.DATAGRAM_BASE and sz.big_lost == 0)
+    for i in range(3):
+        sz.probe_lost(71 + i, sz.next_probe(), 2.2)
+    expect("3 lost probes fail the size; a lost probe is no lost packet",
+           sz.failed == pl.DATAGRAM_MOST and sz.big_lost == 0 and
+           sz.next_probe() == (pl.DATAGRAM_BASE + pl.DATAGRAM_MOST) // 2)
+    # raise: a search that ended below 1,452 B starts again after raise_after
+    sz = sndm.SizeSearch(raise_after=600.0)
+    for i in range(3):
+        sz.probe_lost(i, pl.DATAGRAM_MOST, 0.0)
+    while sz.next_probe() is not None:
+        p = sz.next_probe()
+        (sz.probe_acked if p <= 1400 else sz.probe_lost)(p, p, 1.0)
+    sz.tick(600.9)
+    expect("ended below 1,452 B: no new search before 600 s", not sz.searching)
+    sz.tick(601.0)
+    expect("then one from 1,452 B", sz.searching and sz.next_probe() == pl.DATAGRAM_MOST and
+           1392 <= sz.size <= 1400)
 
 
 def main():

@@ -21,8 +21,15 @@ Local choices (each one the spec leaves to the sender), named here:
   - a new epoch after epoch_packets packets (default 2^22, protocol.md §3) or 120 s, or
     after as many replies opened under the epoch's reply key (at most 2^22, crypto.md §10);
   - a PING probe is padded to 64 B, so that a receiver that forgot the run can answer
-    it with LOST (protocol.md §7 size condition).
+    it with LOST (protocol.md §7 size condition);
+  - the datagram size search of protocol.md §5.1 with the values it names (SizeSearch):
+    first probe 1,452 B, then halving, 3 lost probes fail a size, done within 8 B, a black
+    hole after 6 losses above the base, the search again 600 s after it ended below
+    1,452 B; PTO probes stay at the base; a port change starts again from the base.
+    Not done: hints from the host (this sender reads no ICMP errors).
 """
+
+import errno
 
 import argparse
 import os
@@ -45,6 +52,123 @@ RESEND_AFTER = 1.0              # §4.2 resend rule
 REFUSED_WAIT_FIRST = 1.0        # §4.1
 REFUSED_WAIT_MOST = 64.0
 PROBE_LEAST = 64                # §7: LOST only for a trigger of at least 64 B
+PROBE_TRIES = 3                 # §5.1: 3 probes of one size lost in a row fail it
+SEARCH_STEP = 8                 # §5.1: done when acknowledged and failed are within 8 B
+BLACK_HOLE_LOSSES = 6           # §5.1: packets above the base lost before a black hole
+PMTU_RAISE = 600.0              # §5.1: search again after this, if it ended below the most
+PROBES_GONE_KEPT = 8            # probes taken for lost whose late ACK still counts
+
+
+class SizeSearch:
+    """protocol.md §5.1: which datagram size this sender may use on its path, and which
+    size it probes next.  Pure bookkeeping (no socket, no clock of its own): the sender
+    tells it what was acknowledged and what was lost.
+
+    size      the size in use: the base, or the largest probe acknowledged on the path as
+              it is now (since the last drop to the base)
+    failed    the smallest size that failed (3 probes of it lost in a row), or None
+    """
+
+    def __init__(self, raise_after=PMTU_RAISE):
+        self.raise_after = raise_after
+        self.size = pl.DATAGRAM_BASE
+        self.failed = None
+        self.losses = 0                 # probes of the size probed now lost in a row
+        self.searching = True
+        self.raise_at = None
+        self.first_pn = 0               # acknowledgements of packets below it raise nothing
+        self.big_lost = 0               # packets above the base lost since one was acked
+        self.probes_sent = 0
+        self.probes_acked = 0
+        self.probes_lost = 0
+        self.black_holes = 0
+        self.history = []               # (time, what, size)
+
+    def next_probe(self):
+        """The size to probe, or None when the search has ended."""
+        if not self.searching:
+            return None
+        if self.failed is None:
+            return pl.DATAGRAM_MOST     # §5.1: first at 1,452 B, one round trip on most paths
+        return (self.size + self.failed) // 2
+
+    def _settle(self, now):
+        """§5.1: the search ends at 1,452 B, or when acknowledged and failed are within
+        8 B; below 1,452 B it starts again after the raise time."""
+        if self.size >= pl.DATAGRAM_MOST or (
+                self.failed is not None and self.failed - self.size <= SEARCH_STEP):
+            self.searching = False
+            self.raise_at = now + self.raise_after if self.size < pl.DATAGRAM_MOST else None
+            self.history.append((now, "done", self.size))
+
+    def probe_acked(self, pn, size, now):
+        self.probes_acked += 1
+        self.big_lost = 0
+        if pn < self.first_pn or size <= self.size:
+            return                      # sent before the last drop, or nothing new
+        self.size = size
+        if self.failed is not None and self.failed <= size:
+            self.failed = None          # a late ACK: the size thought failed passes
+        self.losses = 0
+        self.history.append((now, "acked", size))
+        self._settle(now)
+
+    def probe_lost(self, pn, size, now):
+        """§5.1: a lost probe is no lost packet (no congestion event, nothing resent)."""
+        self.probes_lost += 1
+        if pn < self.first_pn or not self.searching or size != self.next_probe():
+            return
+        self.losses += 1
+        if self.losses >= PROBE_TRIES:
+            self.failed = size
+            self.losses = 0
+            self.history.append((now, "failed", size))
+            self._settle(now)
+
+    def packet_lost(self, pn, size):
+        """A packet (not a size probe) declared lost: §5.1 black-hole count."""
+        if pn < self.first_pn:
+            return                      # sent before the last drop: it says nothing new
+        if size > pl.DATAGRAM_BASE:
+            self.big_lost += 1
+        else:
+            self.big_lost = 0           # a small packet lost: loss, not a black hole
+
+    def packets_acked(self, sizes, next_pn, now):
+        """Newly acknowledged packets' sizes.  §5.1 black hole: after 6 packets above the
+        base lost, with none above it acknowledged and none at most the base lost since,
+        an ACK of packets at most the base and none larger drops to the base at once and
+        searches again from 1,452 B.  Returns True on a drop."""
+        if not sizes:
+            return False
+        if max(sizes) > pl.DATAGRAM_BASE:
+            self.big_lost = 0
+            return False
+        if self.big_lost < BLACK_HOLE_LOSSES or self.size <= pl.DATAGRAM_BASE:
+            return False
+        self.black_holes += 1
+        self.history.append((now, "black_hole", self.size))
+        self.restart(next_pn, now)
+        return True
+
+    def restart(self, next_pn, now):
+        """Back to the base, search again from 1,452 B; what was sent before raises nothing."""
+        self.size = pl.DATAGRAM_BASE
+        self.failed = None
+        self.losses = 0
+        self.searching = True
+        self.raise_at = None
+        self.first_pn = next_pn
+        self.big_lost = 0
+
+    def tick(self, now):
+        """§5.1 raise: a search that ended below 1,452 B starts again after raise_after."""
+        if not self.searching and self.raise_at is not None and now >= self.raise_at:
+            self.searching = True
+            self.failed = None
+            self.losses = 0
+            self.raise_at = None
+            self.history.append((now, "raise", self.size))
 
 
 def random_run():
@@ -58,7 +182,7 @@ class Flight:
     """What one sent packet carried (for loss recovery and the rules that depend on
     which packet an ACK names)."""
     __slots__ = ("pn", "time", "epoch", "pieces", "stream", "response", "offer", "trial",
-                 "tag8", "size", "probe")
+                 "tag8", "size", "probe", "size_probe")
 
     def __init__(self, **kw):
         for k in self.__slots__:
@@ -68,7 +192,8 @@ class Flight:
 class Sender:
     def __init__(self, rx_addr, rx_public, secret, records, source=b"out", input_name=b"in",
                  shape=0, epoch_packets=EPOCH_PACKETS_DEFAULT, log=None, bind_host="127.0.0.1",
-                 pace_pps=None, answer_challenges=True):
+                 pace_pps=None, answer_challenges=True, search_sizes=True,
+                 pmtu_raise=PMTU_RAISE):
         self.rx_addr = rx_addr
         self.rpub = rx_public
         self.secret = secret
@@ -151,6 +276,12 @@ class Sender:
         self.refused_heard = 0
         self.epochs_reached = 0
         self.challenges = []            # (time, token, local port)
+        self.packets_lost = 0           # packets declared lost, size probes not counted
+        self.pto_probes = set()         # numbers of the PTO probes sent
+        # datagram size (§5.1); search_sizes=False keeps every packet at the base
+        self.search = SizeSearch(pmtu_raise) if search_sizes else None
+        self.size_probe = None          # the one size probe in flight (a Flight)
+        self.probes_gone = {}           # pn -> size of probes taken for lost (late ACKs)
 
     # ---------------------------------------------------------------- helpers
     def _new_sock(self):
@@ -172,11 +303,20 @@ class Sender:
         return self.sock.getsockname()[1]
 
     def move(self):
-        """Change the sender's port mid-transfer: a new socket, the old one closed."""
+        """Change the sender's port mid-transfer: a new socket, the old one closed.  The
+        path may differ from the new port (§5.1 "the path as it is now"): the size goes
+        back to the base and is searched again."""
         old = self.sock
         self.sock = self._new_sock()
         old.close()
+        if self.search is not None:
+            self.search.restart(self.pn, time.monotonic())
+            self.size_probe = None
         self.event("moved", self.port())
+
+    def datagram_size(self):
+        """§5.1: the size packets are made up to now."""
+        return self.search.size if self.search is not None else pl.DATAGRAM_BASE
 
     def _new_offer(self, n):
         eph = os.urandom(32)
@@ -210,14 +350,17 @@ class Sender:
         if self.epoch == 0:
             # §3: one epoch-0 packet per offer, until it is ACKed or declared lost
             return not any(f.epoch == 0 for f in self.flights.values())
-        return len(self.flights) < WINDOW_PACKETS
+        return len(self.flights) + (self.size_probe is not None) < WINDOW_PACKETS
 
     def build(self, now, probe=False, trial=False):
         """One sender packet; None when there is nothing to say."""
         pn = self.pn
         L = 4 if (probe or self.force4) else pl.pn_length(pn, self.acked_largest)
-        # protocol.md §5.1: no search for a larger size here, so every packet stays at the base
-        room = pl.DATAGRAM_BASE - (pl.SENDER_HEADER_BASE + L) - pl.TAG_BYTES
+        # §5.1: epoch-0 packets and PTO probes at most the base (they must pass every path,
+        # and a black hole shows when they pass and the larger packets do not); the others
+        # up to the size the search has shown the path carries
+        size = pl.DATAGRAM_BASE if (probe or self.epoch == 0) else self.datagram_size()
+        room = size - (pl.SENDER_HEADER_BASE + L) - pl.TAG_BYTES
         head = []
         kinds = []
         offer = None
@@ -282,23 +425,57 @@ class Sender:
             size = pl.SENDER_HEADER_BASE + L + sum(map(len, frames)) + pl.TAG_BYTES
             if size < PROBE_LEAST:
                 frames.append(pl.enc_padding(PROBE_LEAST - size))
+        f = self._seal_send(now, pn, L, frames, kinds, pieces=pieces,
+                            stream=bool(pieces and with_stream), response=response,
+                            offer=offer, trial=trial, probe=probe, size_probe=False)
+        assert f.size <= size
+        self.flights[pn] = f
+        if probe:
+            self.pto_probes.add(pn)
+        self.last_eliciting = now
+        return f
+
+    def _seal_send(self, now, pn, L, frames, kinds, **what):
+        """Seals one packet in the current epoch, sends it and logs it; its Flight."""
         header = pl.sender_header(self.epoch, self.kid, self.run, pn, L)
         key = pl.data_key(self.secrets[self.epoch], self.spub, self.rpub, self.run, self.epoch)
         dgram = key.seal(header, b"".join(frames), pn)
         self.pn += 1
         self.epoch_sent += 1
-        f = Flight(pn=pn, time=now, epoch=self.epoch, pieces=pieces,
-                   stream=bool(pieces and with_stream), response=response, offer=offer,
-                   trial=trial, tag8=dgram[-16:-8], size=len(dgram), probe=probe)
-        self.flights[pn] = f
+        f = Flight(pn=pn, time=now, epoch=self.epoch, tag8=dgram[-16:-8], size=len(dgram),
+                   **what)
         self.unacked_tags[pn] = f.tag8
-        self.last_eliciting = now
         self.pace_next = max(self.pace_next, now - 0.01) + self.pace_gap
         try:
             self.sock.sendto(dgram, self.rx_addr)
         except (BlockingIOError, ConnectionRefusedError):
             pass                                # counted as sent; loss recovery repairs it
+        except OSError as e:
+            if e.errno != errno.EMSGSIZE:
+                raise
+            self.event("emsgsize", len(dgram))  # a path the host will not send on: lost
         self.sent_log.append((now, pn, self.epoch, L, len(dgram), tuple(kinds), self.port()))
+        return f
+
+    def size_probe_due(self):
+        """§5.1: one probe in flight at a time, after epoch 0, only while record bytes wait
+        to be sent (the path is measured while it is used), never during a refusal."""
+        return (self.search is not None and self.size_probe is None and self.epoch >= 1
+                and not self.refused and self.search.next_probe() is not None
+                and (bool(self.resend) or self.sent_end < self.starts[self.n]))
+
+    def send_size_probe(self, now):
+        """§5.1: a PING, then PADDING up to the size probed (header and tag included); no
+        record bytes, no control frame."""
+        size = self.search.next_probe()
+        pn = self.pn
+        L = 4 if self.force4 else pl.pn_length(pn, self.acked_largest)
+        pad = size - (pl.SENDER_HEADER_BASE + L) - pl.TAG_BYTES - 1
+        f = self._seal_send(now, pn, L, [pl.enc_ping(), pl.enc_padding(pad)],
+                            ("PING", "PADDING"), pieces=[], size_probe=True)
+        assert f.size == size
+        self.size_probe = f
+        self.search.probes_sent += 1
         return f
 
     def send_some(self, now):
@@ -323,6 +500,9 @@ class Sender:
             self._new_offer(self.epoch + 1)
             self.event("offer", self.epoch + 1)
         while self.may_send(now):
+            if self.size_probe_due():
+                self.send_size_probe(now)
+                continue
             if self.build(now) is None:
                 break
             if self.epoch == 0:
@@ -345,6 +525,11 @@ class Sender:
                 self.event("trial_lost", t.pn)
                 self.trial_at = now
             return
+        if self.search is not None:
+            self.search.tick(now)
+        p = self.size_probe
+        if p is not None and now - p.time >= self.pto():
+            self.size_probe_lost(now)           # nothing after it was acknowledged
         if self.flights and self.last_eliciting is not None and \
                 now - self.last_eliciting >= self.pto():
             self.pto_count += 1
@@ -366,13 +551,29 @@ class Sender:
             t = min(t, self.trial_at)
         if self.pace_gap and self.pace_next > now:
             t = min(t, self.pace_next)
+        if self.size_probe is not None:
+            t = min(t, self.size_probe.time + self.pto())
         return max(now, t)
 
     def declare_lost(self, p):
         f = self.flights.pop(p)
+        self.packets_lost += 1
+        if self.search is not None:
+            self.search.packet_lost(f.pn, f.size)
         for off, end in f.pieces:
             if not f.trial:
                 self.add_resend(off, end)
+
+    def size_probe_lost(self, now):
+        """§5.1: a lost probe costs no data and is no lost packet; kept a while in case
+        its ACK was only late."""
+        f = self.size_probe
+        self.size_probe = None
+        self.probes_gone[f.pn] = f.size
+        while len(self.probes_gone) > PROBES_GONE_KEPT:
+            del self.probes_gone[min(self.probes_gone)]
+        self.search.probe_lost(f.pn, f.size, now)
+        self.event("size_probe_lost", f.size)
 
     # ---------------------------------------------------------------- replies
     def receive(self, now):
@@ -465,6 +666,7 @@ class Sender:
                 self.refused = True             # §4.1: stop, drop what is in flight, wait
                 self.refused_wait = REFUSED_WAIT_FIRST
                 self.flights.clear()
+                self.size_probe = None
                 self.resend = []
                 self.sent_end = self.stored_off()
                 self.acked_pending = []
@@ -502,6 +704,9 @@ class Sender:
                 del self.unacked_tags[p]
         if self.acked_largest is None or largest > self.acked_largest:
             self.acked_largest = largest
+        sizes = [self.flights[p].size for p in acked]
+        if self.search is not None:
+            sizes += self.on_ack_sizes(f["ranges"], now)
         if largest in self.flights:
             sample = now - self.flights[largest].time - f["ack_delay_us"] / 1e6
             sample = max(sample, 1e-4)
@@ -512,6 +717,10 @@ class Sender:
                 self.srtt = 0.875 * self.srtt + 0.125 * sample
         if acked:
             self.pto_count = 0
+        if self.search is not None and self.search.packets_acked(sizes, self.pn, now):
+            self.size_probe = None              # sent before the drop: it raises nothing
+            self.probes_gone = {}
+            self.event("black_hole", self.pn)
         stream_end = 0
         for p in acked:
             fl = self.flights.pop(p)
@@ -539,7 +748,28 @@ class Sender:
                 break
             if p + 3 <= largest or now - self.flights[p].time > 1.125 * srtt + 0.002:
                 self.declare_lost(p)
+        p = self.size_probe
+        if p is not None and p.pn < largest and (
+                p.pn + 3 <= largest or now - p.time > 1.125 * srtt + 0.002):
+            self.size_probe_lost(now)
         return acked
+
+    def on_ack_sizes(self, ranges, now):
+        """§5.1: the size probe an ACK covers (or one taken for lost, late) raises the size
+        in use.  Returns its size, for the black-hole rule (a packet above the base
+        acknowledged)."""
+        got = []
+        p = self.size_probe
+        for lo, hi in ranges:
+            if p is not None and lo <= p.pn <= hi:
+                self.size_probe = None
+                got.append((p.pn, p.size))
+            for pn in [x for x in self.probes_gone if lo <= x <= hi]:
+                got.append((pn, self.probes_gone.pop(pn)))
+        for pn, size in got:
+            self.search.probe_acked(pn, size, now)
+            self.event("size_probe_acked", size)
+        return [size for _, size in got]
 
     def on_accept(self, f, now):
         if self.offer is None or f["epoch"] != self.offer[0] or \
@@ -584,6 +814,7 @@ class Sender:
         self._new_offer(1)
         self.unacked_tags = {}
         self.flights.clear()
+        self.size_probe = None                  # its ACK could not come: the run is new
         self.force4 = True
         self.lost_base_pn = self.pn
         self.need_stream = True
@@ -632,8 +863,8 @@ def main():
                a.source.encode(), a.input.encode(), a.shape, a.epoch_packets,
                log=(lambda m: sys.stderr.write(m + "\n")) if a.verbose else None)
     ok = s.run_until(s.done, time.monotonic() + a.timeout)
-    sys.stderr.write("sender: %d/%d records stored, %d packets, epoch %d\n" % (
-        s.S, s.n, s.pn, s.epoch))
+    sys.stderr.write("sender: %d/%d records stored, %d packets, epoch %d, datagrams %d B\n" % (
+        s.S, s.n, s.pn, s.epoch, s.datagram_size()))
     sys.exit(0 if ok else 1)
 
 
