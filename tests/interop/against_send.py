@@ -4,7 +4,7 @@
 
 Usage: python3 tests/interop/against_send.py [--tool build/pure-link] [--keep DIR] [-v] CASE
 CASE: bulk | move | refused | restart_memo | restart_nomemo | epochs | epochs_lossy |
-      restart_epoch1 | restart_epoch5 | sizes | mtu
+      restart_epoch1 | restart_epoch5 | sizes | mtu | black_hole
 Every case also checks, from receiver.py's accounting, that no unvalidated address got
 more than 3x the bytes it sent; `move` checks it again from the bytes a forwarder saw.
 """
@@ -178,6 +178,25 @@ def check_delivered(chk, res, records):
     chk.expect("bytes", res["records_sha256"] == hashlib.sha256(b"".join(records)).hexdigest())
 
 
+def via_path(tool, tmp, verbose, records, fw):
+    """receiver.py, the forwarder `fw` in front of it (made with no address yet) and
+    pure-link send to the forwarder; the forwarder is started."""
+    skey, spub = keys(tmp)
+    rx = PyRecv(tmp, spub, len(records), verbose=verbose)
+    rx.start()
+    fw.rx_addr = ("127.0.0.1", rx.port)
+    fw.start()
+    return rx, fw, start_sender(tool, tmp, skey, rx, to_port=fw.port)
+
+
+def size_stats(chk, st):
+    """The sender's size search as its statistics report it (the `sender` object)."""
+    e = st.get("sender", {})
+    chk.fact("sender stats: %s" % {k: v for k, v in e.items() if "pmtu" in k or
+                                   "datagram" in k})
+    return e
+
+
 def keys(tmp):
     skey, ssec, spub = real_tool.new_keypair(tmp, "send")
     return skey, spub
@@ -207,12 +226,7 @@ def case_move(tool, tmp, verbose):
     real sender's RESPONSE; the 3x limit is checked from the forwarder's byte counts."""
     chk = Check("move")
     records = small_records(random.Random(12), 400, 200, 2500)
-    skey, spub = keys(tmp)
-    rx = PyRecv(tmp, spub, len(records), verbose=verbose)
-    rx.start()
-    fw = Forwarder(("127.0.0.1", rx.port))
-    fw.start()
-    p = start_sender(tool, tmp, skey, rx, to_port=fw.port)
+    rx, fw, p = via_path(tool, tmp, verbose, records, Forwarder(None))
     f = Feeder(p.stdin, records, 20, 0.06, at=lambda i: i == 200 and fw.switch())
     f.start()
     rc, st, err = sender_result(p, CASE_SECONDS + 2)
@@ -554,16 +568,57 @@ def case_sizes(tool, tmp, verbose, cap=None):
         chk.expect("the path dropped only datagrams above the cap, going up",
                    all(way == "up" and n > cap for _, way, n in fw.dropped))
     if st:
-        e = st.get("sender", {})
-        chk.fact("sender stats: %s" % {k: v for k, v in e.items() if "pmtu" in k or
-                                       "datagram" in k})
+        e = size_stats(chk, st)
         chk.expect("the size the sender reports is the largest receiver.py opened",
                    e.get("datagram_bytes") == most, e.get("datagram_bytes"))
     check_amplification(chk, res)
     return chk.finish()
 
 
+def case_black_hole(tool, tmp, verbose):
+    """The real sender finds 1,452 B on loopback; mid-transfer a forwarder starts dropping
+    every datagram above 1,300 B without a word (protocol.md §5.1 "Black hole").  The
+    sender must see the black hole, drop to the base and find 1,300 B within 8 B again;
+    receiver.py takes every size it sends and stores every record once."""
+    chk = Check("black_hole")
+    records = small_records(random.Random(19), 800, 500, 2500)
+    rx, fw, p = via_path(tool, tmp, verbose, records, Capped(None))
+    capped = []
+
+    def at(i):
+        if i == 300:
+            capped.append(time.monotonic())
+            fw.cap = 1300
+    st, res = feed_and_wait(chk, p, Feeder(p.stdin, records, 20, 0.05, at=at), rx)
+    fw.stopping = True
+    if not res:
+        return chk.finish()
+    check_delivered(chk, res, records)
+    chk.expect("the limit came mid-transfer", capped)
+    before = [n for t, way, i, n in fw.wire if way == "up" and capped and t < capped[0]]
+    after = [n for t, way, i, n in fw.wire if way == "up" and capped and t >= capped[0]]
+    chk.fact("before the limit: largest %d B; after: %d datagrams, sizes above the base %s; "
+             "the path dropped %d" % (max(before, default=0), len(after),
+                                      sorted({n for n in after if n > pl.DATAGRAM_BASE}),
+                                      len(fw.dropped)))
+    chk.expect("1,452 B in use before the limit", max(before, default=0) == pl.DATAGRAM_MOST)
+    late = after[len(after) // 2:]
+    chk.expect("in the second half of the transfer after it, packets within 8 B at or below "
+               "1,300 B", late and 1292 <= max(late) <= 1300, max(late, default=0))
+    sizes = {int(n) for n in res["datagram_sizes"]}
+    chk.expect("receiver.py opened both sizes", pl.DATAGRAM_MOST in sizes and
+               any(1292 <= n <= 1300 for n in sizes))
+    chk.expect("nothing failed to open", res["packets_failed"] == 0, res["counters"])
+    if st:
+        e = size_stats(chk, st)
+        chk.expect("the sender counted one black hole", e.get("pmtu_black_holes") == 1,
+                   e.get("pmtu_black_holes"))
+    check_amplification(chk, res)
+    return chk.finish()
+
+
 CASES = {
+    "black_hole": case_black_hole,
     "bulk": case_bulk,
     "sizes": case_sizes,
     "mtu": lambda t, d, v: case_sizes(t, d, v, 1372),
