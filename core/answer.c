@@ -3,9 +3,12 @@
 #include "internal.h"
 
 /* ---- Events ---- */
+static int reply_due(const pl_run *r);
+
 void pl_run_emit(pure_link *pl, pl_run *r) {
-    if ((r->open_event_due || r->epoch_event_due) && pl_events_room(pl) < 2) pl->deliver_blocked = 1;
-    if (r->refused_event_due && pl_events_room(pl) == 0) pl->deliver_blocked = 1;
+    if (reply_due(r)) pl_run_ready(pl, r);  /* pull finds it on the ready list */
+    if ((r->open_event_due || r->epoch_event_due) && pl_events_room(pl) < 2) pl_run_hold(pl, r);
+    if (r->refused_event_due && pl_events_room(pl) == 0) pl_run_hold(pl, r);
     if (r->refused_event_due && pl_events_room(pl) > 0) {
         pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_STREAM_REFUSED);
         ev->stream = r->handle, ev->peer = r->peer, ev->run = r->run, ev->reason = r->refused_reason;

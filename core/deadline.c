@@ -105,3 +105,61 @@ void pl_run_timer_set(pure_link *pl, pl_run *r, pl_run_timer t, uint64_t at_ns) 
         heap_fix(pl, r->heap_at - 1);
     }
 }
+
+/* The run slot whose deadline is due at now_ns, earliest first, or NULL: tick takes them
+ * from the heap's top and leaves the runs with nothing due unread. */
+pl_run *pl_run_due(pure_link *pl, uint64_t now_ns) {
+    if (pl->run_heap_count == 0) return NULL;
+    pl_run *r = &pl->runs[pl->run_heap[0]];
+    return r->deadline_ns <= now_ns ? r : NULL;
+}
+
+/* ---- The run lists, first in first out, a slot on each at most once (so a list never
+ * holds more than runs_most).  The ready list: slots that may have a reply due.  A slot is
+ * put on it whenever what its run replies may have changed (a packet, a timer, the host's
+ * answer or stored mark, a durable memo write); pull takes the head and looks, and a run
+ * that sent goes to the back, so that every ready run gets its turn.  The held list: slots
+ * whose delivery or events found the event queue full; when the host has drained the
+ * queue, pure_link_event_next takes the whole list and tries each again. ---- */
+
+static void list_append(pure_link *pl, pl_run_list l, pl_run *r) {
+    assert(l < PL_RUN_LISTS && r->handle >= 0 && (uint32_t)r->handle < pl->config.runs_most);
+    if (r->listed[l]) return;
+    r->listed[l] = 1;
+    r->list_next[l] = 0;
+    uint32_t at = (uint32_t)r->handle + 1;
+    if (pl->list_tail[l] == 0) pl->list_head[l] = at;
+    else pl->runs[pl->list_tail[l] - 1].list_next[l] = at;
+    pl->list_tail[l] = at;
+}
+
+/* Takes the list's head off it: the slot, or NULL when the list is empty. */
+static pl_run *list_take(pure_link *pl, pl_run_list l) {
+    if (pl->list_head[l] == 0) return NULL;
+    pl_run *r = &pl->runs[pl->list_head[l] - 1];
+    assert(r->listed[l]);
+    pl->list_head[l] = r->list_next[l];
+    if (pl->list_head[l] == 0) pl->list_tail[l] = 0;
+    r->listed[l] = 0;
+    r->list_next[l] = 0;
+    return r;
+}
+
+void pl_run_ready(pure_link *pl, pl_run *r) { list_append(pl, PL_LIST_READY, r); }
+
+pl_run *pl_run_ready_take(pure_link *pl) { return list_take(pl, PL_LIST_READY); }
+
+/* Holding a slot also marks the endpoint blocked, which pure_link_event_next looks at. */
+void pl_run_hold(pure_link *pl, pl_run *r) {
+    pl->deliver_blocked = 1;
+    list_append(pl, PL_LIST_HELD, r);
+}
+
+/* Empties the held list and returns its head (slot + 1; 0: none): the caller walks
+ * list_next[PL_LIST_HELD], clearing each slot's mark before it tries the slot again (a
+ * slot that finds the queue full again is held again, on the new list). */
+uint32_t pl_runs_held_take(pure_link *pl) {
+    uint32_t head = pl->list_head[PL_LIST_HELD];
+    pl->list_head[PL_LIST_HELD] = pl->list_tail[PL_LIST_HELD] = 0;
+    return head;
+}

@@ -301,11 +301,16 @@ int pure_link_event_next(pure_link *pl, pure_link_event *ev) {
         /* Delivery paused on a full queue resumes once the host has drained it. */
         if (pl->deliver_blocked) {
             pl->deliver_blocked = 0;
-            for (uint32_t i = 0; i < pl->runs_used; i++)
-                if (pl->runs[i].in_use == 1) {
-                    pl_receiver_deliver(pl, &pl->runs[i]);
-                    pl_run_emit(pl, &pl->runs[i]);
-                }
+            /* Only the runs that found the queue full (deadline.c), not every slot. */
+            for (uint32_t at = pl_runs_held_take(pl); at != 0;) {
+                pl_run *r = &pl->runs[at - 1];
+                at = r->list_next[PL_LIST_HELD];
+                r->listed[PL_LIST_HELD] = 0, r->list_next[PL_LIST_HELD] = 0;
+                if (r->in_use != 1) continue;
+                pl_receiver_deliver(pl, r);
+                pl_run_emit(pl, r);
+            }
+            pl_memo_emit(pl);
             for (uint32_t i = 0; i < pl->senders_used; i++)
                 if (pl->senders[i].open) pl_sender_emit(pl, &pl->senders[i]);
         }
@@ -388,11 +393,12 @@ int pure_link_pull(pure_link *pl, uint8_t *buf, size_t cap, pure_link_addr *to, 
     if (cap < PURE_LINK_DATAGRAM_MOST) return PURE_LINK_ERR_BUFFER;
     int n = pl_lost_pull(pl, buf, to);
     /* Replies first (they carry ACKs the senders' windows wait on), then senders, each
-     * round-robin so that no run or output starves the others. */
-    for (uint32_t k = 0; k < pl->runs_used && n == 0; k++) {
-        pl_run *r = &pl->runs[(pl->run_cursor + k) % pl->runs_used];
-        if (r->in_use) n = pl_run_pull(pl, r, buf, cap, to, now_ns);
-        if (n != 0) pl->run_cursor = (uint32_t)((r - pl->runs) + 1);
+     * round-robin so that no run or output starves the others.  Replies come from the
+     * ready list (deadline.c), not a scan of the slots: a run with nothing due leaves it,
+     * one that sent goes to its back. */
+    for (pl_run *r; n == 0 && (r = pl_run_ready_take(pl)) != NULL;) {
+        n = pl_run_pull(pl, r, buf, cap, to, now_ns);
+        if (n != 0) pl_run_ready(pl, r);
     }
     for (uint32_t k = 0; k < pl->senders_used && n == 0; k++) {
         pl_sender *s = &pl->senders[(pl->sender_cursor + k) % pl->senders_used];
@@ -411,8 +417,12 @@ int pure_link_tick(pure_link *pl, uint64_t now_ns) {
     if (pl->fatal) return PURE_LINK_ERR_FATAL;
     for (uint32_t i = 0; i < pl->senders_used; i++)
         if (pl->senders[i].open) pl_sender_tick(pl, &pl->senders[i], now_ns);
-    for (uint32_t i = 0; i < pl->runs_used; i++)
-        if (pl->runs[i].in_use) pl_run_tick(pl, &pl->runs[i], now_ns);
+    /* Only the runs whose deadline is due, from the heap's top (deadline.c); each one's
+     * tick moves its deadline past now, so the loop ends. */
+    for (pl_run *r; (r = pl_run_due(pl, now_ns)) != NULL;) {
+        pl_run_tick(pl, r, now_ns);
+        assert(r->deadline_ns > now_ns);
+    }
     return 0;
 }
 

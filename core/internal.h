@@ -100,6 +100,13 @@ typedef enum pl_run_timer {
     PL_RT_COUNT
 } pl_run_timer;
 
+/* The run slots' intrusive lists, first in first out (deadline.c). */
+typedef enum pl_run_list {
+    PL_LIST_READY = 0,   /* a reply may be due: pull serves them in turn */
+    PL_LIST_HELD,        /* delivery or an event waits for room in the event queue */
+    PL_RUN_LISTS
+} pl_run_list;
+
 typedef struct pl_range { uint64_t lo, hi; } pl_range; /* [lo, hi) */
 
 /* A set of disjoint, sorted [lo, hi) ranges with a bound on their number. */
@@ -348,6 +355,11 @@ typedef struct pl_run {
     uint64_t timers[PL_RT_COUNT];          /* set through pl_run_timer_set (deadline.c) */
     uint64_t deadline_ns;                  /* the earliest of timers while in use: its heap key */
     uint32_t heap_at;                      /* its place in the deadline heap + 1; 0: not there */
+    /* Its links in the run lists (deadline.c): the next slot + 1 (0 ends a list), and
+     * whether it is on the list.  They outlive the slot's runs (pl_run_clear keeps them), as
+     * a list may still hold the slot: whoever takes it from a list looks at it then. */
+    uint32_t list_next[PL_RUN_LISTS];
+    uint8_t listed[PL_RUN_LISTS];
     uint64_t index_key;                    /* its key in the run index (peer.c); 0: not there */
 } pl_run;
 
@@ -379,6 +391,7 @@ _Static_assert(PL_MEMO_ACCEPT + 32 <= PL_MEMO_PN && PL_MEMO_PN + 8 <= PL_MEMO_SU
 typedef struct pl_memo_write {
     uint8_t busy, emitted, step, copy;   /* step 1: first copy; 2: second copy (or header) */
     uint32_t slot;
+    uint32_t run_at;                     /* the run slot + 1 whose ACCEPT waits for it; 0: none */
     uint64_t token, offset;
     size_t len;
     uint8_t image[PL_MEMO_SLOT_BYTES];
@@ -517,7 +530,7 @@ struct pure_link {
     pl_sender *senders;
     pl_peer *peers;
     pl_run *runs;
-    uint32_t sender_cursor, run_cursor;    /* round-robin for pull */
+    uint32_t sender_cursor;                /* round-robin for pull */
     uint32_t senders_used, runs_used;      /* slots [0, used) have ever been taken: loops over
                                               live objects stop there, not at the config's most */
     uint32_t peers_used;                   /* peers [0, peers_used) wired; peers and run slots
@@ -529,6 +542,8 @@ struct pure_link {
                                               burst from one run skips both hashes) */
     uint32_t *run_heap;                    /* run slots with a deadline, a min-heap on it */
     uint32_t run_heap_count;
+    uint32_t list_head[PL_RUN_LISTS], list_tail[PL_RUN_LISTS];  /* the run lists: slot + 1, 0:
+                                              empty; pull and event_next read them, no scan */
 
     pure_link_event events[PL_EVENTS_MOST];  /* written when pushed, not cleared at init (event.c) */
     uint64_t event_stage_end[PL_EVENTS_MOST]; /* a RECORD copied to the hand-over ring: its end */
@@ -589,6 +604,11 @@ uint64_t pl_deadline(const pure_link *pl);
 uint64_t pl_sender_deadline(const pl_sender *s);
 uint64_t pl_run_deadline(const pl_run *r);
 void pl_run_timer_set(pure_link *pl, pl_run *r, pl_run_timer t, uint64_t at_ns);
+pl_run *pl_run_due(pure_link *pl, uint64_t now_ns);
+void pl_run_ready(pure_link *pl, pl_run *r);
+pl_run *pl_run_ready_take(pure_link *pl);
+void pl_run_hold(pure_link *pl, pl_run *r);
+uint32_t pl_runs_held_take(pure_link *pl);
 
 /* map.c */
 uint64_t pl_siphash(const uint64_t key[2], const uint64_t *words, size_t count, unsigned c_rounds,

@@ -95,6 +95,7 @@ static uint64_t slot_write(pure_link *pl, size_t slot, const pl_run *r) {
     m->peer = r ? r->peer : -1;
     m->run = r ? r->run : 0;
     w->slot = (uint32_t)slot;
+    w->run_at = r ? (uint32_t)r->handle + 1 : 0;  /* r's ACCEPT waits on it: memo_written goes to r */
     w->copy = (uint8_t)(m->seq % 2);
     w->step = 1;
     slot_image(pl, w->image, m->seq, r);
@@ -185,8 +186,12 @@ int pure_link_memo_written(pure_link *pl, uint64_t token, uint64_t now_ns) {
     for (uint32_t i = 0; i < PL_MEMO_WRITES_MOST; i++) {
         pl_memo_write *w = &pl->memo_writes[i];
         if (!w->busy || !w->emitted || w->token != token) continue;
-        for (uint32_t k = 0; k < pl->runs_used; k++)
-            if (pl->runs[k].in_use && pl->runs[k].memo_token == token) pl->runs[k].memo_token = 0;
+        /* Only the run the write is for may wait on it, not every slot: its ACCEPT may go. */
+        pl_run *r = w->run_at != 0 ? &pl->runs[w->run_at - 1] : NULL;
+        if (r != NULL && r->in_use && r->memo_token == token) {
+            r->memo_token = 0;
+            pl_run_ready(pl, r);
+        }
         if (w->step == 1) {
             /* Now the other copy, so no copy keeps the superseded secret. */
             w->step = 2;

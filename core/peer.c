@@ -119,8 +119,12 @@ void pl_run_clear(pure_link *pl, pl_run *r) {
     for (uint32_t i = 0; i < PL_EPOCH_KEYS; i++) pl_keys_wipe(pl, &r->keys[i]);
     int handle = r->handle;
     if (r->in_use) pl->peers[r->peer].runs--;  /* the slot's earlier run lets it go */
+    uint32_t list_next[PL_RUN_LISTS];
+    uint8_t listed[PL_RUN_LISTS];
+    memcpy(list_next, r->list_next, sizeof list_next), memcpy(listed, r->listed, sizeof listed);
     memset(r, 0, sizeof *r);
     r->handle = handle;
+    memcpy(r->list_next, list_next, sizeof list_next), memcpy(r->listed, listed, sizeof listed);  /* the lists keep their links */
 }
 
 /* Takes a peer out of the key-id index: its datagrams then find no peer. */

@@ -145,6 +145,7 @@ int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t store
         r->host_mark = (uint64_t)stored_mark;
         pl_receiver_deliver(pl, r);
     }
+    pl_run_ready(pl, r);  /* the held ACK, a REFUSED or a STORED may go now */
     return 0;
 }
 
@@ -263,11 +264,11 @@ void pl_receiver_deliver(pure_link *pl, pl_run *r) {
             break;
         }
         if (r->deliver_record >= r->host_mark) {
-            if (pl_events_room(pl) == 0) { pl->deliver_blocked = 1; break; }
+            if (pl_events_room(pl) == 0) { pl_run_hold(pl, r); break; }
             if (r->deliver_record - r->stored_record >= pl->config.unstored_records_most) break;
             pure_link_event tmp;
             uint64_t stage_end;
-            if (record_bytes(pl, r, start, (size_t)len, &tmp, &stage_end) != 0) { pl->deliver_blocked = 1; break; }
+            if (record_bytes(pl, r, start, (size_t)len, &tmp, &stage_end) != 0) { pl_run_hold(pl, r); break; }
             pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_RECORD);
             pl->event_stage_end[(pl->ev_head + pl->ev_count - 1) % PL_EVENTS_MOST] = stage_end;
             ev->stream = r->handle, ev->peer = r->peer, ev->run = r->run;
@@ -306,6 +307,7 @@ int pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns)
     pl->stats.records_stored += n - r->stored_record;
     stored_to(pl, r, n);
     pl_receiver_deliver(pl, r);  /* room in the unstored ring may let more through */
+    pl_run_ready(pl, r);         /* its STORED is due */
     return 0;
 }
 

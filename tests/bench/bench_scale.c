@@ -1,17 +1,21 @@
-/* bench_scale.c: what the receiver's per-datagram work and a deadline query cost as the
- * number of wired peers and live runs grows.  One receiver, sized for 10,000 peers and
- * 40,000 run slots with a 256 MiB pool whatever the count, wires PEERS keys; one sender,
- * wired last, streams 1 KiB records to it.  With `runs` every other wired key first builds
- * a live run (its stream opened and accepted, no record), so the receiver also holds PEERS run slots.
+/* bench_scale.c: what the receiver's per-datagram work, bringing a run up, a memo write
+ * made durable and a deadline query cost as the number of wired peers and live runs grows.
+ * One receiver, sized for 10,000 peers and 40,000 run slots with a 256 MiB pool whatever
+ * the count, wires PEERS keys; one sender, wired last, streams 1 KiB records to it.  With
+ * `runs` every other wired key first builds a live run (its stream opened and accepted, no
+ * record), so the receiver also holds PEERS run slots; `memo` is `runs` with the memo on
+ * (each run's epoch 1 written, and made durable at once by the host).
  * Cipher: a copy; X25519: a stand-in whose two sides agree (it is not a Diffie-Hellman, so
  * thousands of keys cost nothing to make); HKDF is the core's own.
  *
- * Usage: bench_scale [PEERS wired|runs [PACKETS]].  Without arguments it runs the six
+ * Usage: bench_scale [PEERS wired|runs|memo [PACKETS]].  Without arguments it runs the six
  * combinations of 1, 1,000, 10,000 peers and wired/runs and prints nanoseconds (a figure of
  * a shared machine).  With arguments, under `valgrind --tool=callgrind --collect-atstart=no`,
- * (with --instr-atstart=no) only the receiver's calls are collected: the traffic's (receive, events, pulls, the
- * deadline query and the tick each round), dumped as part "traffic", then QUERIES deadline
- * queries alone, dumped as part "deadline" (tests/bench/callgrind_scale.sh reads both). */
+ * only the receiver's calls are collected, in three parts: bringing the quiet runs up
+ * (receive, events, memo writes made durable and pulls of the setup), dumped as part
+ * "setup" (tests/bench/callgrind_scale.sh takes pure_link_memo_written's inclusive count
+ * out of it); the traffic's (receive, events, pulls, the deadline query and the tick each
+ * round), part "traffic"; then QUERIES deadline queries alone, part "deadline". */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +48,7 @@ static void secret_of(uint32_t k, uint8_t secret[32]) {
     for (int i = 0; i < 32; i++) secret[i] = (uint8_t)(k >> (8 * (i % 4))) ^ (uint8_t)(i * 37 + 11);
 }
 
-static pure_link *receiver_make(void **mem) {
+static pure_link *receiver_make(void **mem, int memo) {
     pure_link_config cfg;
     memset(&cfg, 0, sizeof cfg);
     secret_of(0xffffffffu, cfg.static_secret);
@@ -52,6 +56,7 @@ static pure_link *receiver_make(void **mem) {
     cfg.senders_most = PURE_LINK_NONE;
     cfg.peers_most = SCALE_PEERS_MOST, cfg.runs_most = SCALE_RUNS_MOST;
     cfg.receive_memory_bytes = SCALE_POOL_BYTES;
+    cfg.memo_enabled = (uint8_t)memo;
     size_t n = pure_link_size(&cfg);
     uint8_t seed[32] = {2};
     *mem = block_of(n);
@@ -82,7 +87,13 @@ static int sender_open(pure_link *pl, pure_link *rx) {
     return pure_link_sender_open(pl, &sc, 0);
 }
 
-/* The receiving host: accepts every stream, stores every record at once. */
+static int collecting;  /* under callgrind: the receiver's calls are collected */
+static void collect(void) { if (collecting) CALLGRIND_TOGGLE_COLLECT; }
+
+static uint64_t memo_calls;     /* pure_link_memo_written calls */
+
+/* The receiving host: accepts every stream, stores every record at once, and makes every
+ * memo write durable at once. */
 static uint64_t host_drain(pure_link *rx, uint64_t now) {
     pure_link_event ev;
     uint64_t records = 0;
@@ -92,6 +103,9 @@ static uint64_t host_drain(pure_link *rx, uint64_t now) {
             pure_link_stored(rx, ev.stream, ev.record + 1, now);
         } else if (ev.kind == PURE_LINK_EVENT_STREAM_OPEN) {
             pure_link_stream_answer(rx, ev.stream, 0, 0, now);
+        } else if (ev.kind == PURE_LINK_EVENT_MEMO_WRITE) {
+            pure_link_memo_written(rx, ev.token, now);
+            memo_calls++;
         }
     return records;
 }
@@ -116,9 +130,15 @@ static void setup(pure_link *rx, uint32_t peers, int runs) {
         sender_open(tx, rx);
         pure_link_addr to, from = {.len = 6, .bytes = {1, (uint8_t)k, (uint8_t)(k >> 8), 1}};
         int len;
-        while ((len = pure_link_pull(tx, dgram, sizeof dgram, &to, 0)) > 0) pure_link_receive(rx, &from, dgram, (size_t)len, 0);
+        while ((len = pure_link_pull(tx, dgram, sizeof dgram, &to, 0)) > 0) {
+            collect();
+            pure_link_receive(rx, &from, dgram, (size_t)len, 0);
+            collect();
+        }
+        collect();
         host_drain(rx, 0);
         while (pure_link_pull(rx, dgram, sizeof dgram, &to, 0) > 0) {}
+        collect();
     }
     free(mem);
     uint8_t secret[32], pub[32];
@@ -127,20 +147,20 @@ static void setup(pure_link *rx, uint32_t peers, int runs) {
     if (pure_link_wire_peer(rx, pub, "*", 0) < 0) { fprintf(stderr, "bench_scale: sender key collides\n"); exit(1); }
 }
 
-typedef struct figures { uint64_t packets, runs_built, records; double traffic_ns, deadline_ns; } figures;
+typedef struct figures { uint64_t packets, runs_built, records, memo_writes; double traffic_ns, deadline_ns; } figures;
 
-static int collecting;  /* under callgrind: the receiver's calls are collected */
-static void collect(void) { if (collecting) CALLGRIND_TOGGLE_COLLECT; }
 
-static figures measure(uint32_t peers, int runs, uint64_t packets_most) {
+static figures measure(uint32_t peers, int runs, int memo, uint64_t packets_most) {
     void *rx_mem, *tx_mem;
-    pure_link *rx = receiver_make(&rx_mem);
+    pure_link *rx = receiver_make(&rx_mem, memo);
+    if (collecting) CALLGRIND_START_INSTRUMENTATION;
     setup(rx, peers, runs);
+    if (collecting) CALLGRIND_DUMP_STATS_AT("setup");
+    uint64_t memo_setup = memo_calls;
     size_t bytes;
     sender_make(NULL, &bytes, 0, 0);
     pure_link *tx = sender_make(tx_mem = block_of(bytes), &bytes, 0, 0);
     int s = sender_open(tx, rx);
-    if (collecting) CALLGRIND_START_INSTRUMENTATION;  /* the setup runs uninstrumented: faster */
     static uint8_t rec[1024];
     static uint8_t q[4096][PURE_LINK_DATAGRAM_MOST];
     static int ql[4096];
@@ -180,7 +200,7 @@ static figures measure(uint32_t peers, int runs, uint64_t packets_most) {
     f.traffic_ns = (double)rx_ns / (double)f.packets;
     pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
     pure_link_stats_get(rx, -1, &st);
-    f.runs_built = st.run_key_builds, f.records = st.records_delivered;
+    f.runs_built = st.run_key_builds, f.records = st.records_delivered, f.memo_writes = memo_setup;
     free(rx_mem), free(tx_mem);
     return f;
 }
@@ -190,14 +210,14 @@ int main(int argc, char **argv) {
     bench_crypto.x25519 = xor_dh, bench_crypto.x25519_base = xor_base;
     if (argc > 2) {
         uint32_t peers = (uint32_t)strtoul(argv[1], NULL, 10);
-        int runs = strcmp(argv[2], "runs") == 0;
+        int memo = strcmp(argv[2], "memo") == 0, runs = memo || strcmp(argv[2], "runs") == 0;
         uint64_t packets = argc > 3 ? strtoull(argv[3], NULL, 10) : 20000;
         if (peers < 1 || peers > SCALE_PEERS_MOST) { fprintf(stderr, "bench_scale: 1..10000 peers\n"); return 2; }
         collecting = 1;
-        figures f = measure(peers, runs, packets);
-        printf("%llu data packets, %u deadline queries, %llu runs built, %llu records delivered\n",
+        figures f = measure(peers, runs, memo, packets);
+        printf("%llu data packets, %u deadline queries, %llu runs built, %llu records delivered, %llu memo writes in the setup\n",
                (unsigned long long)f.packets, SCALE_QUERIES, (unsigned long long)f.runs_built,
-               (unsigned long long)f.records);
+               (unsigned long long)f.records, (unsigned long long)f.memo_writes);
         return 0;
     }
     printf("receiver work per data packet and per deadline query, by wired peers (time of a shared\n"
@@ -205,7 +225,7 @@ int main(int argc, char **argv) {
     static const uint32_t counts[] = {1, 1000, 10000};
     for (int runs = 0; runs <= 1; runs++)
         for (int i = 0; i < 3; i++) {
-            figures f = measure(counts[i], runs, 100000);
+            figures f = measure(counts[i], runs, 0, 100000);
             printf("  %5u peers %-26s %7.0f ns per data packet  %8.0f ns per deadline query\n", counts[i],
                    runs ? "(each with a live run)" : "(keys wired, no other run)", f.traffic_ns, f.deadline_ns);
         }
