@@ -38,6 +38,8 @@
 #define PL_EPOCH_KEYS           3u     /* previous, current, next epoch keys of a run */
 #define PL_SOURCES_BYTES        512u   /* wiring: allowed source names per peer */
 #define PL_RESEND_UNSTORED_NS   (1 * PL_NS_PER_S)   /* seed: heard but not stored in 1 s: resend */
+#define PL_PTO_NS_MOST          (1 * PL_NS_PER_S)   /* a backed-off PTO waits at most this (or the
+                                                       PTO itself, if longer): spec/protocol.md */
 #define PL_REFUSE_WAIT_NS_FIRST (1 * PL_NS_PER_S)   /* seed: refusal wait starts at 1 s ... */
 #define PL_REFUSE_WAIT_NS_MOST  (64 * PL_NS_PER_S)  /* ... doubling up to 64 s */
 #define PL_HOST_ANSWER_NS_MOST  (1 * PL_NS_PER_S)   /* unanswered STREAM_OPEN counts as refused */
@@ -236,6 +238,7 @@ typedef struct pl_sender {
     uint64_t next_off;                     /* first stream byte never sent */
     uint64_t acked_end;                    /* highest end of an acknowledged range */
     uint64_t acked_progress_ns;            /* when acked_end last moved */
+    uint64_t ack_heard_ns;                 /* when an ACK last came; 0 before any */
     uint64_t credit;                       /* from STORED */
     pl_rangeset resend;
     pl_range resend_store[PL_RESEND_RANGES_MOST];
@@ -680,6 +683,7 @@ void pl_queue_get(const pure_link *pl, const pl_sender *s, uint64_t off, uint8_t
 void pl_queue_stored(pure_link *pl, pl_sender *s);
 uint64_t pl_sender_credit_off(const pl_sender *s);
 uint64_t pl_sender_record_at(const pl_sender *s, uint64_t off);
+void pl_sender_resend_heard(pl_sender *s, uint64_t hi);
 
 /* notify.c */
 void pl_sender_check_closed(pure_link *pl, pl_sender *s);

@@ -88,6 +88,10 @@ void pl_sender_arm_loss_timer(pl_sender *s, uint64_t now_ns) {
         s->timers[PL_ST_LOSS] = PL_NONE;
         return;
     }
-    uint64_t pto = pl_rtt_pto_ns(&s->rtt, PL_ACK_DELAY_NS_PEER) << (s->pto_count < 6 ? s->pto_count : 6);
+    /* Backed off, but never past PL_PTO_NS_MOST: a path that comes back after an outage is
+     * found by the next probe, so that wait is what the outage costs beyond itself. */
+    uint64_t base_ns = pl_rtt_pto_ns(&s->rtt, PL_ACK_DELAY_NS_PEER);
+    uint64_t pto = base_ns << (s->pto_count < 6 ? s->pto_count : 6);
+    if (pto > PL_PTO_NS_MOST) pto = base_ns > PL_PTO_NS_MOST ? base_ns : PL_PTO_NS_MOST;
     s->timers[PL_ST_LOSS] = s->last_send_ns + pto;
 }

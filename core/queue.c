@@ -89,3 +89,12 @@ uint64_t pl_sender_record_at(const pl_sender *s, uint64_t off) {
     }
     return lo;
 }
+
+/* Bytes [stored_off, hi), acknowledged but not stored, go again: the receiver no longer has
+ * them all (the 1 s resend rule, or a silence long enough for it to give them back). */
+void pl_sender_resend_heard(pl_sender *s, uint64_t hi) {
+    assert(hi <= s->acked_end && hi <= s->end_off);
+    if (hi <= s->stored_off) return;
+    pl_rangeset_add_cover(&s->resend, s->stored_off, hi);
+    s->stats.records_resent += pl_sender_record_at(s, hi - 1) - s->records_stored + 1;
+}

@@ -111,6 +111,11 @@ static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_
     memset(&s->rs, 0, sizeof s->rs);
     s->rs_have = 0;
     int stream_unknown = (f->ack.flags & PL_ACK_FLAG_STREAM_UNKNOWN) != 0;
+    /* The first ACK after a silence as long as a receiver's stopped-run rule (spec/protocol.md
+     * §4.2): what it acknowledges past the stored mark, now or before, may have been given
+     * back, so it goes again at once, not a second later by the resend rule. */
+    int silent = s->ack_heard_ns != 0 && now_ns - s->ack_heard_ns >= PL_RUN_STOPPED_NS;
+    s->ack_heard_ns = now_ns;
     uint64_t prev_largest = s->largest_acked;
     int newly_largest = 0;
     for (uint32_t i = 0; i <= f->ack.range_count; i++) {
@@ -127,6 +132,7 @@ static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_
             on_acked(pl, s, e, stream_unknown, now_ns, prev_largest, acked);
         }
     }
+    if (silent) pl_sender_resend_heard(s, s->acked_end);
     if (s->largest_acked == PL_NONE || largest > s->largest_acked) s->largest_acked = largest;
     if (s->pn_anchor == PL_NONE || largest > s->pn_anchor) s->pn_anchor = largest;
     if (newly_largest) s->pto_count = 0;

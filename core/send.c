@@ -389,10 +389,7 @@ void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns) {
         uint64_t hi = s->acked_end, k = pl_sender_record_at(s, hi - 1);
         uint64_t k_end = k + 1 == s->records_end ? s->end_off : s->record_start[(k + 1) % s->records_most];
         if (k_end > hi && now_ns < s->acked_progress_ns + PL_RESEND_UNSTORED_NS) hi = s->record_start[k % s->records_most];
-        if (hi > s->stored_off) {
-            pl_rangeset_add_cover(&s->resend, s->stored_off, hi);
-            s->stats.records_resent += pl_sender_record_at(s, hi - 1) - s->records_stored + 1;
-        }
+        pl_sender_resend_heard(s, hi);
         s->stored_progress_ns = now_ns;
     }
     pl_sender_epoch_due(pl, s, now_ns);

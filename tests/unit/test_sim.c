@@ -1093,6 +1093,50 @@ static void mtu_black_hole_and_back(void) {
     free_run(w, sc);
 }
 
+/* The path goes down for 5 s mid-transfer (the answers 10 ms before the data, as a link that
+ * fails while acknowledgements are on their way), then comes back.  The sender's PTO backs
+ * off to at most 1 s, so a probe gets through within 1 s and a round trip of the return; the
+ * bytes the receiver acknowledged and then gave back after 1 s of silence (spec/protocol.md
+ * §4.2, stopped runs) go again with the first ACK, not 1 s later by the resend rule.  At a
+ * one-way delay of DELAY_MS, 100 records more are heard stored within 1.2 s of the return
+ * (with the PTO backed off to 64 times: 3.5 s at 20 ms; with the resend rule waited on:
+ * 1.9 s at 1 ms), and every record arrives once. */
+static void link_down_5s_at(unsigned delay_ms) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "duration: 20s\npath.rate: 100Mbit\npath.delay: %ums\nat 2s path.b>a.loss: 100%%\n"
+             "at 2010ms path.a>b.loss: 100%%\nat 7s path.loss: 0%%\n"
+             "node: a\nnode: b\nlink: a > b\nrecord_bytes: 1KiB\ncount: 60000\n", delay_ms);
+    sim_scenario *sc;
+    FILE *trace;
+    sim_world *w = run_traced(text, &sc, &trace);
+    static char line[SIM_TRACE_RECORD_MOST];
+    uint64_t heard_at_up = 0, back_ns = 0;
+    while (fgets(line, sizeof line, trace)) {
+        unsigned long long t, record;
+        const char *r = strstr(line, "\"record\":");
+        if (strstr(line, "app:stored_heard") == NULL || r == NULL || sscanf(line, "\x1e{\"time\":%llu,", &t) != 1) continue;
+        sscanf(r, "\"record\":%llu", &record);
+        if (t < 7 * SEC) heard_at_up = record;
+        else if (back_ns == 0 && record >= heard_at_up + 100) back_ns = t;
+    }
+    fprintf(stderr, "  delay %u ms, path down from 2 s to 7 s: %llu records stored before; 100 more heard stored "
+            "%.0f ms after the path came back\n", delay_ms, (unsigned long long)heard_at_up,
+            (double)(back_ns - 7 * SEC) / 1e6);
+    CHECK(heard_at_up > 1000 && heard_at_up < 59000);   /* down mid-transfer */
+    CHECK(back_ns > 7 * SEC && back_ns < 7 * SEC + 1200 * MS);
+    CHECK(w->links[0].done);
+    CHECK_EQ_U(w->links[0].host_stored, 60000);
+    CHECK_EQ_U(w->nodes[1].duplicates_delivered, 0);
+    fclose(trace);
+    free_run(w, sc);
+}
+
+static void link_down_5s_resumes_within_a_probe(void) {
+    link_down_5s_at(1);
+    link_down_5s_at(20);
+}
+
 /* Address changes, a replay and a spoofed copy in one run: the datagrams go where the
  * rules say, and the run still stores everything once. */
 static void run_address_change_replay_and_spoof(void) {
@@ -1459,7 +1503,7 @@ TEST_MAIN(TEST_CASE(engine_orders_by_time_then_sequence), TEST_CASE(engine_rando
           TEST_CASE(run_crash_and_restart_completes), TEST_CASE(run_event_limit_ends_with_error),
           TEST_CASE(run_timed_change_applies_from_its_time), TEST_CASE(mtu_1280_ipv4), TEST_CASE(mtu_1280_ipv6),
           TEST_CASE(mtu_1400_ipv4), TEST_CASE(mtu_1450_ipv4), TEST_CASE(mtu_1450_ipv6), TEST_CASE(mtu_1500_ipv4),
-          TEST_CASE(mtu_1500_ipv6), TEST_CASE(mtu_black_hole_and_back),
+          TEST_CASE(mtu_1500_ipv6), TEST_CASE(mtu_black_hole_and_back), TEST_CASE(link_down_5s_resumes_within_a_probe),
           TEST_CASE(run_address_change_replay_and_spoof), TEST_CASE(tcp_cubic_curve_in_fixed_point),
           TEST_CASE(tcp_cc_reductions_and_growth), TEST_CASE(tcp_scenario_keys),
           TEST_CASE(tcp_lone_flow_fills_the_bottleneck), TEST_CASE(tcp_against_tcp_shares_a_symmetric_path),
