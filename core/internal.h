@@ -178,6 +178,8 @@ typedef struct pl_pmtu {
     uint32_t acked;          /* the largest size acknowledged (the base before any): the search's floor */
     uint32_t failed;         /* the smallest size known not to pass; PL_DATAGRAM_MOST + 1: none */
     uint32_t probe_bytes;    /* the size being probed; 0: none (the search is over) */
+    uint32_t hinted;         /* a size a too-big hint named above `acked`: probed before any
+                                other while it is below `failed`; 0: none */
     uint64_t probe_pn;       /* its probe in flight; PL_NONE: none */
     uint64_t path_pn;        /* packets from this one on went over the path as it is now (a
                                 hint or a black hole said it changed): older ones prove nothing */

@@ -19,7 +19,13 @@
  * a black hole (one shorter than a PTO can be, and then costs only the few probes that find
  * the old size again).
  * A search that ended below the largest size starts again after raise_interval_ns: the path
- * may have grown. */
+ * may have grown.
+ *
+ * The host's too-big hints (pl_pmtu_hint) are unauthenticated and may be stale, so none
+ * raises the size: one below the size in use lowers it at once (sending on at a size the
+ * path refuses loses everything), and one above it names the next size to probe (a probe
+ * of exactly the path's size ends the search there, where halving stops within the grain
+ * of it). */
 #include "internal.h"
 
 #define NO_FAILURE (PL_DATAGRAM_MOST + 1u)
@@ -37,6 +43,7 @@ void pl_pmtu_start(pl_pmtu *m, uint64_t raise_interval_ns) {
 /* The next size to probe, or 0 when the search is over. */
 static uint32_t next_size(const pl_pmtu *m) {
     if (m->bytes > m->acked) return m->bytes;           /* a hint lowered it: confirm it */
+    if (m->hinted > m->acked && m->hinted < m->failed) return m->hinted;  /* a hint's candidate */
     if (m->failed <= m->acked + PL_PMTU_GRAIN_BYTES) return 0;
     if (m->failed == NO_FAILURE) return PL_DATAGRAM_MOST;
     return m->acked + (m->failed - m->acked) / 2;
@@ -58,6 +65,7 @@ static void fall_to_base(pl_pmtu *m, uint32_t failed, uint64_t pn_next, uint64_t
     m->path_pn = pn_next;
     m->bytes = m->acked = PL_DATAGRAM_BASE;
     m->failed = failed;
+    m->hinted = 0;
     m->big_losses = 0;
     retarget(m, now_ns);
 }
@@ -69,6 +77,7 @@ uint32_t pl_pmtu_probe_due(pl_pmtu *m, uint64_t now_ns) {
     assert(m->raise_ns == PL_NONE || m->probe_bytes == 0);
     if (m->raise_ns != PL_NONE && now_ns >= m->raise_ns) {
         m->failed = NO_FAILURE;
+        m->hinted = 0;
         retarget(m, now_ns);
     }
     return m->probe_pn == PL_NONE ? m->probe_bytes : 0;
@@ -140,7 +149,10 @@ void pl_pmtu_hint(pl_sender *s, uint32_t kind, uint32_t bytes, uint64_t now_ns) 
         m->big_losses = 0;
         retarget(m, now_ns);
     } else if (bytes < PL_DATAGRAM_MOST && bytes + 1 < m->failed) {
-        m->failed = bytes + 1;                           /* the search stays below it */
-        if (m->probe_bytes > bytes) retarget(m, now_ns);
+        /* Above the size now: a candidate (RFC 8899 §4.6.2).  The next probe is of it, and
+         * the search stays at or below it; only the probe's acknowledgement raises the size. */
+        m->failed = bytes + 1;
+        m->hinted = bytes;
+        retarget(m, now_ns);
     }
 }

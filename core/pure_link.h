@@ -261,7 +261,8 @@ PURE_LINK_API int pure_link_pull(pure_link *pl, uint8_t *buf, size_t cap, pure_l
  *   (0: unknown); the sender lowers its datagram size as spec/protocol.md §5.1 says.  A hint
  *   of the size the sender uses now, or of 0, drops it to PURE_LINK_DATAGRAM_BASE; one of a
  *   probe's size fails that probe; one between the base and the size now lowers it to the
- *   hint at once, and a probe of that size then confirms it; above, it bounds the search.
+ *   hint at once, and a probe of that size then confirms it; one above the size now is the
+ *   next probe's size and bounds the search (the size rises only if that probe is acknowledged).
  *   A hint below the base is only counted (the base is the floor).  Prefer the path MTU the
  *   kernel knows (IP_MTU less 28, IPV6_MTU less 48) to the size of the datagram refused.
  * PURE_LINK_HINT_UNREACHABLE: ICMP port or host unreachable for `to` (datagram_bytes 0);

@@ -12,6 +12,11 @@
 typedef struct mtu_tap {
     size_t sender_most;                  /* larger sender datagrams vanish; 0: no limit */
     uint64_t limit_from_ns;              /* the limit holds from then on */
+    uint32_t ptb_bytes;                  /* a too-big datagram draws a hint of this size (a
+                                            router's ICMP packet-too-big)... */
+    uint64_t ptb_most, ptb_sent;         /* ... this many times at most */
+    uint64_t probes, probe_largest;      /* loss-timer probes (the whole 32-bit packet number)
+                                            from the sender, and the largest of them */
     size_t sent_largest, reply_largest;  /* datagrams that passed */
     uint64_t dropped;
     uint64_t sizes_seen[PURE_LINK_DATAGRAM_MOST + 1];
@@ -24,8 +29,19 @@ static int tap_mtu(ll_net *n, int from, int to, uint8_t *data, size_t len, void 
         if (len > t->reply_largest) t->reply_largest = len;
         return 1;
     }
+    pl_header h;
+    if (pl_header_decode(&h, data, len) > 0 && h.pn_len == PL_PN_LEN_MOST) {
+        t->probes++;
+        if (len > t->probe_largest) t->probe_largest = len;
+    }
     if (t->sender_most && n->now_ns >= t->limit_from_ns && len > t->sender_most) {
         t->dropped++;
+        if (t->ptb_sent < t->ptb_most) {
+            /* Between pulls, as a host reads its error queue between batches. */
+            CHECK(pure_link_path_hint(n->node[0].pl, &n->node[to].addr, PURE_LINK_HINT_TOO_BIG, t->ptb_bytes,
+                                      n->now_ns) == 1);
+            t->ptb_sent++;
+        }
         return 0;
     }
     if (len > t->sent_largest) t->sent_largest = len;
@@ -191,6 +207,84 @@ static void hints_lower_at_once_and_are_counted(void) {
     ll_free(&n);
 }
 
+/* The loss timer's probes stay at the base size whatever size full packets have reached:
+ * in a black hole they are what still comes through and shows it (the probe of a LOST that
+ * names no packet of ours, epoch.c, goes the same way).  An outage of 1 s after the search
+ * found 1,452 B: every probe is at most the base, the outage is not taken for a black hole
+ * (the probes were lost too), and the size is kept. */
+static void loss_timer_probes_stay_at_the_base(void) {
+    ll_net n;
+    static mtu_tap t;
+    t = (mtu_tap){.sender_most = 1, .limit_from_ns = 300 * MS};  /* nothing passes from then */
+    feeder f = {40000, 0};
+    pair(&n, 17, NULL, &t, &f, 300 * MS);
+    CHECK_EQ_U(sender_stats(&n).datagram_bytes, PURE_LINK_DATAGRAM_MOST);
+    t.probes = t.probe_largest = 0;
+    ll_run(&n, 1300 * MS, feed, &f);
+    fprintf(stderr, "  %llu loss-timer probes in the outage, the largest %llu B\n", (unsigned long long)t.probes,
+            (unsigned long long)t.probe_largest);
+    CHECK(t.probes >= 4);
+    CHECK(t.probe_largest <= PURE_LINK_DATAGRAM_BASE);
+    t.sender_most = 0;
+    ll_run(&n, 30 * S, feed, &f);
+    pure_link_stats st = sender_stats(&n);
+    CHECK_EQ_U(n.node[0].stored_seen[0], 40000);
+    CHECK_EQ_U(n.node[1].duplicates, 0);
+    CHECK_EQ_U(st.pmtu_black_holes, 0);
+    CHECK_EQ_U(st.datagram_bytes, PURE_LINK_DATAGRAM_MOST);
+    ll_free(&n);
+}
+
+/* 20,000 records over a path that carries t->sender_most B, its router answering the first
+ * datagram too big for it with a too-big hint of t->ptb_bytes: every record arrives once,
+ * none is lost (only probes are), and the sender's size never goes above what the path
+ * carries.  Returns the sender's statistics. */
+static pure_link_stats hinted_transfer(ll_net *n, mtu_tap *t, uint64_t seed) {
+    feeder f = {20000, 0};
+    pair(n, seed, NULL, t, &f, 1 * MS);
+    while (n->now_ns < 20 * S && !feed(n, &f)) {
+        ll_run(n, n->now_ns + 1 * MS, feed, &f);
+        CHECK(sender_stats(n).datagram_bytes <= t->sender_most);
+    }
+    pure_link_stats st = sender_stats(n);
+    fprintf(stderr, "  size %llu after %llu probes (%llu lost), %llu hints\n", (unsigned long long)st.datagram_bytes,
+            (unsigned long long)st.pmtu_probes_sent, (unsigned long long)st.pmtu_probes_lost,
+            (unsigned long long)t->ptb_sent);
+    CHECK_EQ_U(n->node[0].stored_seen[0], 20000);
+    CHECK_EQ_U(n->node[1].duplicates, 0);
+    CHECK_EQ_U(st.packets_lost, 0);
+    CHECK_EQ_U(t->ptb_sent, 1);                          /* the first probe's, here */
+    return st;
+}
+
+/* A router in front of a 1,372 B path answers the first probe (1,452 B) with a too-big
+ * naming 1,372: the next probe is of exactly that size, and once it is acknowledged the
+ * search is over there (halving below the hint alone stopped within 8 B of it, at 1,368,
+ * five probes later). */
+static void too_big_hint_above_the_size_is_probed_next(void) {
+    ll_net n;
+    static mtu_tap t;
+    t = (mtu_tap){.sender_most = 1372, .ptb_bytes = 1372, .ptb_most = 1};
+    pure_link_stats st = hinted_transfer(&n, &t, 13);
+    CHECK_EQ_U(st.datagram_bytes, 1372);
+    CHECK_EQ_U(st.pmtu_probes_sent, 2);                  /* 1,452 (refused), then 1,372 */
+    for (size_t len = PURE_LINK_DATAGRAM_BASE + 1; len < 1372; len++) CHECK_EQ_U(t.sizes_seen[len], 0);
+    ll_free(&n);
+}
+
+/* A hint is unauthenticated: one naming more than the path carries (1,400 B where only
+ * 1,300 pass, and no word about the drops past the first) raises nothing; its probes are
+ * lost, and the search goes on below it to the path's size. */
+static void too_big_hint_that_lies_costs_its_probes(void) {
+    ll_net n;
+    static mtu_tap t;
+    t = (mtu_tap){.sender_most = 1300, .ptb_bytes = 1400, .ptb_most = 1};
+    pure_link_stats st = hinted_transfer(&n, &t, 15);
+    CHECK(st.datagram_bytes <= 1300 && st.datagram_bytes + PL_PMTU_GRAIN_BYTES > 1300);
+    CHECK(st.pmtu_probes_lost >= 1 + PL_PMTU_PROBES_MOST);  /* 1,452 once, 1,400 three times */
+    ll_free(&n);
+}
+
 /* The receiver takes a sender packet of every size from the base to the largest (hints
  * set the sender's size one by one), and drops one byte more as a bad header. */
 static void receiver_takes_every_size(void) {
@@ -224,4 +318,5 @@ static void receiver_takes_every_size(void) {
 TEST_MAIN(TEST_CASE(search_on_a_1452_path), TEST_CASE(search_on_a_1372_path), TEST_CASE(search_on_a_1252_path),
           TEST_CASE(search_on_the_ipv6_minimum), TEST_CASE(black_hole_falls_back_and_searches_again),
           TEST_CASE(raise_interval_finds_a_grown_path), TEST_CASE(hints_lower_at_once_and_are_counted),
+          TEST_CASE(loss_timer_probes_stay_at_the_base), TEST_CASE(too_big_hint_above_the_size_is_probed_next), TEST_CASE(too_big_hint_that_lies_costs_its_probes),
           TEST_CASE(receiver_takes_every_size))
