@@ -11,6 +11,7 @@
  * directory (once for every file renamed there) and only then are its records claimed.
  * Directories go last in a batch's descriptors: they take fsync, the files fdatasync. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -133,6 +134,16 @@ static void batch_fail(pl_store *s, int result, const char *failed_path, char *e
     st_fail(s, result, err);
 }
 
+/* The durable bytes ST_CACHE_TAIL_BYTES behind the end leave the page cache (see
+ * store_internal.h); advice only, so its failure changes nothing. */
+static void stream_uncache(st_stream *st) {
+    if (st->end_durable < st->end_uncached + ST_CACHE_TAIL_BYTES + ST_UNCACHE_STEP_BYTES) return;
+    uint64_t to = (st->end_durable - ST_CACHE_TAIL_BYTES) & ~(uint64_t)(ST_UNCACHE_STEP_BYTES - 1);
+    if (to <= st->end_uncached) return;
+    (void)posix_fadvise(st->fd, (off_t)st->end_uncached, (off_t)(to - st->end_uncached), POSIX_FADV_DONTNEED);
+    st->end_uncached = to;
+}
+
 /* The batch's records are durable: the core hears it, per run on the handle bound to it
  * now (never beyond what that handle has handed over). */
 static void stream_durable(pl_store *s, st_stream *st, const st_notify *n) {
@@ -142,6 +153,7 @@ static void stream_durable(pl_store *s, st_stream *st, const st_notify *n) {
     st->end_durable = st->end_batch;
     st->last_durable = st->last_batch;
     st->frames_durable = st->frames_batch;
+    stream_uncache(st);
     for (size_t i = 0; i < st->runs_batch_len; i++) {
         st_run *r = &st->runs[st->runs_batch[i]];
         r->mark_durable = r->mark_batch;

@@ -66,6 +66,7 @@ typedef struct st_stream {
     char *path;              /* the record file */
     int fd;
     uint64_t end_appended, end_batch, end_durable;  /* file offsets */
+    uint64_t end_uncached;   /* durable bytes before this were dropped from the page cache */
     uint64_t last_appended, last_batch, last_durable;  /* bytes of the frame before each end */
     uint64_t frames_appended, frames_batch, frames_durable;  /* frames appended since open */
     /* Appended frames wait in a write buffer and go to the file in one write when it is
@@ -122,6 +123,15 @@ st_run *st_run_add(st_stream *st, uint64_t run, char *err, size_t err_len);
 /* Write buffers: a frame of at most ST_WBUF_FRAME_MOST bytes is copied into its stream's
  * buffer (grown from ST_WBUF_BYTES_LEAST up to ST_WBUF_BYTES_MOST), a larger one goes to
  * the file at once (after the buffer), in one pwritev of its pieces. */
+/* Durable bytes leave the page cache once they are ST_CACHE_TAIL_BYTES behind the durable
+ * end, in steps of ST_UNCACHE_STEP_BYTES (one posix_fadvise each).  A record file is
+ * written once and read only by a reader that follows the tail or comes much later: kept
+ * in the cache, a stream's bytes evict everything else, and each page the next write takes
+ * is a fresh one, which the kernel must find and zero (and a virtual machine whose host
+ * took its free memory back must fault in: most of a receiver's CPU at full rate).
+ * Dropped pages are the ones the next writes take, still hot. */
+#define ST_CACHE_TAIL_BYTES (4u << 20)
+#define ST_UNCACHE_STEP_BYTES (1u << 20)
 #define ST_WBUF_BYTES_LEAST (16u << 10)
 #define ST_WBUF_BYTES_MOST (256u << 10)
 #define ST_WBUF_FRAME_MOST (64u << 10)
