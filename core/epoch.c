@@ -78,6 +78,10 @@ void pl_sender_on_accept(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_
     memset(dh, 0, 32);
     memset(next, 0, 32);
     s->offer_epoch = 0;
+    /* Records that went in epoch 0 wait at the receiver until a packet of epoch >= 1 proves
+     * the run live (spec/protocol.md §4.2): with nothing more to send, that proof would
+     * come only with the 1 s resend. */
+    if (epoch == 1 && s->end_off > s->stored_off) s->live_proof_due = 1;
 }
 
 /* Does a LOST name a packet we sealed in the epoch we seal in now, and that no ACK has

@@ -281,6 +281,9 @@ typedef struct pl_sender {
 
     uint32_t offers_in_flight, responses_in_flight;
     uint32_t probes_due;                   /* PTO probes that may exceed the window */
+    uint8_t live_proof_due;                /* a packet of epoch 1 is due at once (a PING if
+                                              nothing else goes): the receiver hands over
+                                              nothing of epoch 0 before one opens */
     uint64_t pace_wait_ns;                 /* pacing holds a datagram until then */
     uint64_t epoch_ns_most;
     uint8_t stored_event_due, refused_event_due, released_event_due, epoch_event_due;

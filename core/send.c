@@ -148,7 +148,7 @@ static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, 
     int records = pick_copy(s, now_ns, room, p) || pick_records(s, room, p);
     if (!records) p->stream = 0;
     if (!records && !p->offer && !p->response) {
-        if (!probe) return 0;
+        if (!probe && !s->live_proof_due) return 0;
         p->ping = 1;
     }
     return 1;
@@ -346,6 +346,7 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
     size_t bytes = at + PURE_LINK_TAG_BYTES;
     s->pn_next++;
     if (probe) s->probes_due--;
+    if (s->epoch > 0) s->live_proof_due = 0;  /* any packet of epoch >= 1 is the proof */
     record_sent(pl, s, &p, pn, bytes, now_ns);
     memcpy(s->sent[pn % s->sent_most].tag, buf + at, PL_LOST_TAG_BYTES);  /* what a LOST must echo */
     pl_sender_arm_loss_timer(s, now_ns);
