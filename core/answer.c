@@ -177,6 +177,7 @@ int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_ad
     assert(k->replies <= PL_EPOCH_PACKETS_LIMIT);
     size_t bytes = at + PURE_LINK_TAG_BYTES;
     if (!r->validated) r->unvalidated_out += bytes;
+    if (reply_due(r)) pl_run_ready(pl, r);  /* more than one reply held: its next turn */
     *to = r->addr;
     return (int)bytes;
 }

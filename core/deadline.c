@@ -2,7 +2,10 @@
  * and run.  A sender's is derived from its timers and state, read when the host asks
  * (pure_link_deadline; senders are few).  A run's comes from its timers alone, which the
  * receiver sets here (pl_run_timer_set): each run with one keeps its earliest in a min-heap
- * of run slots, so a query reads the heap's top, not 40,000 slots. */
+ * of run slots, so a query reads the heap's top, not 40,000 slots.  Beside the heap, the
+ * run slots' lists, through which the receiver finds the slots that have work (ready to
+ * reply, held by a full event queue), a free slot, or the longest quiet run (the heard
+ * list): what the endpoint does for one run never reads the others. */
 #include "internal.h"
 
 /* The earliest wake-up over every open sender and every run in use. */
@@ -145,7 +148,7 @@ static pl_run *list_take(pure_link *pl, pl_run_list l) {
     return r;
 }
 
-void pl_run_ready(pure_link *pl, pl_run *r) { list_append(pl, PL_LIST_READY, r); }
+void pl_run_ready_append(pure_link *pl, pl_run *r) { list_append(pl, PL_LIST_READY, r); }
 
 pl_run *pl_run_ready_take(pure_link *pl) { return list_take(pl, PL_LIST_READY); }
 
@@ -162,4 +165,40 @@ uint32_t pl_runs_held_take(pure_link *pl) {
     uint32_t head = pl->list_head[PL_LIST_HELD];
     pl->list_head[PL_LIST_HELD] = pl->list_tail[PL_LIST_HELD] = 0;
     return head;
+}
+
+/* A slot let go by an unwired peer: the next new run takes it (pl_run_free_take). */
+void pl_run_free(pure_link *pl, pl_run *r) { list_append(pl, PL_LIST_FREE, r); }
+
+/* A free slot below runs_used, or NULL.  A slot on the list may have been taken since by
+ * another way (a memo restore, say): such an entry is dropped. */
+pl_run *pl_run_free_take(pure_link *pl) {
+    for (pl_run *r; (r = list_take(pl, PL_LIST_FREE)) != NULL;)
+        if (!r->in_use) return r;
+    return NULL;
+}
+
+/* ---- The heard list: every run in use, by last_heard_ns, the longest quiet at the head.
+ * Time never goes back, so a run heard now goes to the tail and the order holds. ---- */
+
+void pl_run_unheard(pure_link *pl, pl_run *r) {
+    uint32_t at = (uint32_t)r->handle + 1;
+    if (r->heard_prev == 0 && pl->heard_head != at) return;  /* not on the list */
+    if (r->heard_prev != 0) pl->runs[r->heard_prev - 1].heard_next = r->heard_next;
+    else pl->heard_head = r->heard_next;
+    if (r->heard_next != 0) pl->runs[r->heard_next - 1].heard_prev = r->heard_prev;
+    else pl->heard_tail = r->heard_prev;
+    r->heard_prev = r->heard_next = 0;
+}
+
+/* Moves run r, heard now, to the tail (pl_run_heard, internal.h, sets the time). */
+void pl_run_heard_move(pure_link *pl, pl_run *r) {
+    uint32_t at = (uint32_t)r->handle + 1;
+    assert(r->in_use == 1 && pl->heard_tail != at);
+    assert(r->heard_prev == 0 || pl->runs[r->heard_prev - 1].last_heard_ns <= r->last_heard_ns);
+    pl_run_unheard(pl, r);
+    r->heard_prev = pl->heard_tail;
+    if (pl->heard_tail != 0) pl->runs[pl->heard_tail - 1].heard_next = at;
+    else pl->heard_head = at;
+    pl->heard_tail = at;
 }

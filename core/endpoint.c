@@ -394,12 +394,9 @@ int pure_link_pull(pure_link *pl, uint8_t *buf, size_t cap, pure_link_addr *to, 
     int n = pl_lost_pull(pl, buf, to);
     /* Replies first (they carry ACKs the senders' windows wait on), then senders, each
      * round-robin so that no run or output starves the others.  Replies come from the
-     * ready list (deadline.c), not a scan of the slots: a run with nothing due leaves it,
-     * one that sent goes to its back. */
-    for (pl_run *r; n == 0 && (r = pl_run_ready_take(pl)) != NULL;) {
-        n = pl_run_pull(pl, r, buf, cap, to, now_ns);
-        if (n != 0) pl_run_ready(pl, r);
-    }
+     * ready list (deadline.c), not a scan of the slots: a run leaves it when taken, and
+     * one that has still more to reply after this one goes to its back (answer.c). */
+    for (pl_run *r; n == 0 && (r = pl_run_ready_take(pl)) != NULL;) n = pl_run_pull(pl, r, buf, cap, to, now_ns);
     for (uint32_t k = 0; k < pl->senders_used && n == 0; k++) {
         pl_sender *s = &pl->senders[(pl->sender_cursor + k) % pl->senders_used];
         if (s->open) n = pl_sender_pull(pl, s, buf, cap, to, now_ns);

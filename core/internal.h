@@ -106,6 +106,7 @@ typedef enum pl_run_timer {
 typedef enum pl_run_list {
     PL_LIST_READY = 0,   /* a reply may be due: pull serves them in turn */
     PL_LIST_HELD,        /* delivery or an event waits for room in the event queue */
+    PL_LIST_FREE,        /* let go by an unwired peer: a new run takes it */
     PL_RUN_LISTS
 } pl_run_list;
 
@@ -368,6 +369,7 @@ typedef struct pl_run {
      * a list may still hold the slot: whoever takes it from a list looks at it then. */
     uint32_t list_next[PL_RUN_LISTS];
     uint8_t listed[PL_RUN_LISTS];
+    uint32_t heard_prev, heard_next;       /* its neighbours + 1 in the heard list (deadline.c) */
     uint64_t index_key;                    /* its key in the run index (peer.c); 0: not there */
 } pl_run;
 
@@ -552,6 +554,10 @@ struct pure_link {
     uint32_t run_heap_count;
     uint32_t list_head[PL_RUN_LISTS], list_tail[PL_RUN_LISTS];  /* the run lists: slot + 1, 0:
                                               empty; pull and event_next read them, no scan */
+    uint32_t heard_head, heard_tail;       /* the runs in use, the longest quiet first (slot + 1):
+                                              a new run finds an idle or reusable slot there */
+    uint32_t peers_running;                /* peers holding at least one run slot */
+    uint32_t peers_unwired;                /* holes in peers [0, peers_used) an unwiring left */
 
     pure_link_event events[PL_EVENTS_MOST];  /* written when pushed, not cleared at init (event.c) */
     uint64_t event_stage_end[PL_EVENTS_MOST]; /* a RECORD copied to the hand-over ring: its end */
@@ -613,10 +619,27 @@ uint64_t pl_sender_deadline(const pl_sender *s);
 uint64_t pl_run_deadline(const pl_run *r);
 void pl_run_timer_set(pure_link *pl, pl_run *r, pl_run_timer t, uint64_t at_ns);
 pl_run *pl_run_due(pure_link *pl, uint64_t now_ns);
-void pl_run_ready(pure_link *pl, pl_run *r);
+void pl_run_ready_append(pure_link *pl, pl_run *r);
 pl_run *pl_run_ready_take(pure_link *pl);
 void pl_run_hold(pure_link *pl, pl_run *r);
 uint32_t pl_runs_held_take(pure_link *pl);
+void pl_run_free(pure_link *pl, pl_run *r);
+pl_run *pl_run_free_take(pure_link *pl);
+void pl_run_heard_move(pure_link *pl, pl_run *r);
+void pl_run_unheard(pure_link *pl, pl_run *r);
+
+/* Run r was heard now: it goes to the tail of the heard list (deadline.c).  Inline: once
+ * per packet, and a burst from one run finds it at the tail already. */
+static inline void pl_run_heard(pure_link *pl, pl_run *r, uint64_t now_ns) {
+    r->last_heard_ns = now_ns;
+    if (pl->heard_tail != (uint32_t)r->handle + 1) pl_run_heard_move(pl, r);
+}
+
+/* Run r may have a reply due: on the ready list unless it is there (deadline.c).  Inline:
+ * after every packet and every stored mark, and a busy run is on the list already. */
+static inline void pl_run_ready(pure_link *pl, pl_run *r) {
+    if (!r->listed[PL_LIST_READY]) pl_run_ready_append(pl, r);
+}
 
 /* map.c */
 uint64_t pl_siphash(const uint64_t key[2], const uint64_t *words, size_t count, unsigned c_rounds,

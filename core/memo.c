@@ -222,14 +222,12 @@ static void restore_slot(pure_link *pl, size_t slot, const uint8_t *img) {
     if (img[PL_MEMO_STATE] != 1) return;
     pl_peer *p = peer_by_key(pl, img + PL_MEMO_PEER);
     if (p == NULL) return;  /* no longer wired: its secret is not used */
-    pl_run *r = NULL;
-    for (uint32_t i = 0; i < pl->runs_used && r == NULL; i++)
-        if (!pl->runs[i].in_use) r = &pl->runs[i];
-    if (r == NULL && (r = pl_run_fresh(pl)) == NULL) return;
     int peer = (int)(p - pl->peers);
     uint64_t run = get64(img + PL_MEMO_RUN);
     uint32_t epoch = get32(img + PL_MEMO_EPOCH);
     if (epoch == 0 || !pl_run_index_room(pl, peer, run)) return;
+    pl_run *r = pl_run_free_take(pl);  /* a slot an unwiring let go, else one never used */
+    if (r == NULL && (r = pl_run_fresh(pl)) == NULL) return;
     pure_link_addr none = {.len = 1};
     pl_run_reset(pl, r, peer, run, &none, pl->now_ns);
     pl_epoch_keys_set(pl, &r->keys[epoch % PL_EPOCH_KEYS], epoch, img + PL_MEMO_SECRET, p->public_key,

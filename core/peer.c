@@ -118,7 +118,10 @@ void pl_run_clear(pure_link *pl, pl_run *r) {
     pl_run_have_clear(pl, r);
     for (uint32_t i = 0; i < PL_EPOCH_KEYS; i++) pl_keys_wipe(pl, &r->keys[i]);
     int handle = r->handle;
-    if (r->in_use) pl->peers[r->peer].runs--;  /* the slot's earlier run lets it go */
+    if (r->in_use) {  /* the slot's earlier run lets it go */
+        pl_run_unheard(pl, r);
+        if (--pl->peers[r->peer].runs == 0) pl->peers_running--;
+    }
     uint32_t list_next[PL_RUN_LISTS];
     uint8_t listed[PL_RUN_LISTS];
     memcpy(list_next, r->list_next, sizeof list_next), memcpy(listed, r->listed, sizeof listed);
@@ -140,9 +143,9 @@ void pl_run_reset(pure_link *pl, pl_run *r, int peer, uint64_t run, const pure_l
     if ((uint32_t)handle + 1 > pl->runs_used) pl->runs_used = (uint32_t)handle + 1;
     r->in_use = 1;
     r->peer = peer;
-    pl->peers[peer].runs++;
+    if (pl->peers[peer].runs++ == 0) pl->peers_running++;
     r->run = run;
-    r->last_heard_ns = now_ns;
+    pl_run_heard(pl, r, now_ns);
     r->largest_pn = PL_NONE;
     pl_random(pl, &r->reply_run, sizeof r->reply_run);  /* per build: see run_build */
     r->addr = *from;

@@ -16,7 +16,7 @@ int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char
     if (pl_peer_find(pl, id) != NULL) return PURE_LINK_ERR_WIRING;
     /* Peers fill [0, peers_used); an unwired one leaves a hole that the next wiring takes. */
     pl_peer *p = NULL;
-    for (uint32_t i = 0; i < pl->peers_used && p == NULL; i++)
+    for (uint32_t i = 0; pl->peers_unwired > 0 && i < pl->peers_used && p == NULL; i++)
         if (!pl->peers[i].in_use) p = &pl->peers[i];
     if (p == NULL && pl->peers_used == pl->config.peers_most) return PURE_LINK_ERR_FULL;
     if (p == NULL) p = &pl->peers[pl->peers_used];
@@ -24,6 +24,7 @@ int pure_link_wire_peer(pure_link *pl, const uint8_t peer_public[32], const char
     p->key_id = id;
     if (pl_peer_index_add(pl, p) != 0) return PURE_LINK_ERR_FULL;  /* no index room (map.c) */
     if (p == &pl->peers[pl->peers_used]) pl->peers_used++;
+    else pl->peers_unwired--;  /* a hole an unwiring left is taken */
     p->in_use = 1;
     memcpy(p->public_key, peer_public, 32);
     memcpy(p->sources, sources, sources_len);
@@ -58,8 +59,8 @@ static int slot_reusable(const pure_link *pl, const pl_run *r, uint64_t now_ns) 
 /* A peer's fair share of the slots: all of them over the peers that hold one, the asking
  * peer counted. */
 static uint32_t slot_share(const pure_link *pl, const pl_peer *asking) {
-    uint32_t peers = asking->runs == 0;
-    for (uint32_t i = 0; i < pl->peers_used; i++) peers += pl->peers[i].runs > 0;
+    uint32_t peers = pl->peers_running + (asking->runs == 0);
+    assert(peers >= 1 && peers <= pl->peers_used);
     return pl->config.runs_most / peers;
 }
 
@@ -73,6 +74,28 @@ static pl_run *quieter(pl_run *a, pl_run *b) {
     return b == NULL || (a != NULL && a->last_heard_ns < b->last_heard_ns) ? a : b;
 }
 
+/* The longest quiet reusable run quiet for quiet_ns at least (of `peer` alone if capped), or
+ * NULL: the heard list from its head, the longest quiet first, so the walk stops at the
+ * first such run, or at the first run quiet for less. */
+static pl_run *quietest_reusable(pure_link *pl, int peer, int capped, uint64_t quiet_ns, uint64_t now_ns) {
+    for (uint32_t at = pl->heard_head; at != 0;) {
+        pl_run *r = &pl->runs[at - 1];
+        at = r->heard_next;
+        assert(r->in_use == 1);
+        if (now_ns - r->last_heard_ns < quiet_ns) return NULL;
+        if ((!capped || r->peer == peer) && slot_reusable(pl, r, now_ns)) return r;
+    }
+    return NULL;
+}
+
+/* The least quiet time that can make a run's slot reusable (slot_reusable). */
+static uint64_t reusable_quiet_least(const pure_link *pl) {
+    uint64_t least = pl->config.idle_ns;
+    if (PL_RUN_SETTLED_NS < least) least = PL_RUN_SETTLED_NS;
+    if (PL_RUN_UNPROVEN_NS < least) least = PL_RUN_UNPROVEN_NS;
+    return least;
+}
+
 int pure_link_unwire_peer(pure_link *pl, int peer, uint64_t now_ns) {
     assert(pl != NULL && pl->magic == PL_MAGIC);
     assert(now_ns >= pl->now_ns);
@@ -80,10 +103,14 @@ int pure_link_unwire_peer(pure_link *pl, int peer, uint64_t now_ns) {
     pl_stage_release(pl);
     if (peer < 0 || (uint32_t)peer >= pl->peers_used || !pl->peers[peer].in_use) return PURE_LINK_ERR_NOT_FOUND;
     for (uint32_t i = 0; i < pl->runs_used; i++)
-        if (pl->runs[i].in_use && pl->runs[i].peer == peer) pl_run_clear(pl, &pl->runs[i]);
+        if (pl->runs[i].in_use && pl->runs[i].peer == peer) {
+            pl_run_clear(pl, &pl->runs[i]);
+            pl_run_free(pl, &pl->runs[i]);  /* the next new run takes it */
+        }
     pl_peer *p = &pl->peers[peer];
     pl_peer_index_del(pl, p);
     memset(p, 0, sizeof *p);   /* E(0) with the rest: nothing of the peer's keys stays */
+    pl->peers_unwired++;
     return 0;
 }
 
@@ -101,29 +128,23 @@ int pure_link_run_info_get(const pure_link *pl, int stream, pure_link_run_info *
 
 /* The slot for a new run of `peer`: an idle one, else a free one, else the longest-quiet
  * reusable one, else (below its share) the longest-quiet preemptable run of a peer above
- * its share.  A peer that holds 64 slots takes only its own. */
+ * its share.  A peer that holds 64 slots takes only its own.  Idle and reusable runs come
+ * from the head of the heard list and a free slot from the free list or the slots never
+ * used, so that bringing a run up reads no other run but quiet ones; only preemption, when
+ * every slot is taken and none is reusable, looks at every slot. */
 static pl_run *run_slot_for(pure_link *pl, int peer, uint64_t now_ns) {
     const pl_peer *p = &pl->peers[peer];
     int capped = p->runs >= PURE_LINK_RUNS_PER_PEER;
+    pl_run *r = quietest_reusable(pl, peer, capped, pl->config.idle_ns, now_ns);  /* idle */
+    if (r != NULL) return r;
+    if (!capped && ((r = pl_run_free_take(pl)) != NULL || (r = pl_run_fresh(pl)) != NULL)) return r;
+    r = quietest_reusable(pl, peer, capped, reusable_quiet_least(pl), now_ns);
     uint32_t share = slot_share(pl, p);
-    pl_run *idle = NULL, *free_slot = NULL, *reusable = NULL, *preempt = NULL;
-    for (uint32_t i = 0; i < pl->runs_used; i++) {
-        pl_run *r = &pl->runs[i];
-        if (!r->in_use) { if (free_slot == NULL) free_slot = r; continue; }
-        if (capped && r->peer != peer) continue;
-        if (slot_reusable(pl, r, now_ns)) {
-            reusable = quieter(r, reusable);
-            if (now_ns - r->last_heard_ns >= pl->config.idle_ns) idle = quieter(r, idle);
-        } else if (!capped && p->runs < share && slot_preemptable(pl, r, share)) {
-            preempt = quieter(r, preempt);
-        }
-    }
-    if (idle != NULL) return idle;
-    if (!capped) {
-        pl_run *fresh = free_slot != NULL ? free_slot : pl_run_fresh(pl);
-        if (fresh != NULL) return fresh;
-    }
-    return reusable != NULL ? reusable : preempt;
+    if (r != NULL || capped || p->runs >= share) return r;
+    pl_run *preempt = NULL;
+    for (uint32_t i = 0; i < pl->runs_used; i++)
+        if (pl->runs[i].in_use && slot_preemptable(pl, &pl->runs[i], share)) preempt = quieter(&pl->runs[i], preempt);
+    return preempt;
 }
 
 /* Opens a sender packet with the run's key of the header's epoch, in place. */

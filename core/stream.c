@@ -318,7 +318,7 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
     int highest = r->largest_pn == PL_NONE || pn > r->largest_pn;
     int in_order = r->largest_pn == PL_NONE || pn == r->largest_pn + 1;
     pl_replay_mark(r->window, &r->largest_pn, pn);
-    r->last_heard_ns = now_ns;
+    pl_run_heard(pl, r, now_ns);
     on_address(pl, r, from, datagram_len, highest);
     if (epoch > 0) r->fresh = 1;  /* an epoch >= 1 key exists only after our own ACCEPT */
     if (epoch > r->epoch) {

@@ -2,7 +2,8 @@
  * quiet ones — pull serves the run the host's answer made ready, tick serves the one run
  * whose timer is due among hundreds that have none, memo_written frees the ACCEPT of the
  * run its write was for, and a run that found the event queue full is taken up again
- * (the ready and held lists and the deadline heap, core/deadline.c). */
+ * (the ready and held lists and the deadline heap, core/deadline.c), and a new run finds
+ * the longest quiet slot or one an unwiring let go without reading every slot. */
 #include "harness.h"
 #include "internal.h"
 
@@ -18,12 +19,14 @@ static pure_link *endpoint(pure_link_config c, void **mem, uint8_t seed0) {
     return pl;
 }
 
-static pure_link *receiver(void **mem, int memo) {
-    pure_link_config c = {.senders_most = PURE_LINK_NONE, .peers_most = 512, .runs_most = 1024,
-                          .memo_enabled = (uint8_t)memo};
+static pure_link *receiver_of(void **mem, int memo, uint32_t runs_most) {
+    pure_link_config c = {.senders_most = PURE_LINK_NONE, .peers_most = 512, .runs_most = runs_most,
+                          .memo_enabled = (uint8_t)memo, .idle_ns = PL_NS_PER_S};
     c.static_secret[0] = 0x51;
     return endpoint(c, mem, 1);
 }
+
+static pure_link *receiver(void **mem, int memo) { return receiver_of(mem, memo, 1024); }
 
 static const pure_link_addr rx_addr = {.len = 6, .bytes = {10, 0, 0, 1}};
 
@@ -31,8 +34,9 @@ static pure_link_addr addr_of(uint32_t k) {
     return (pure_link_addr){.len = 6, .bytes = {10, 1, (uint8_t)(k >> 8), (uint8_t)k, 0, 9}};
 }
 
-/* Sends the first datagram of a new sender (key k) with one record to rx from addr_of(k). */
-static void run_start(pure_link *rx, uint32_t k, uint64_t now_ns) {
+/* Sends the first datagram of a new sender (key k) with one record to rx from addr_of(k);
+ * returns the peer it is wired as. */
+static int run_start(pure_link *rx, uint32_t k, uint64_t now_ns) {
     pure_link_config c = {.senders_most = 1, .peers_most = PURE_LINK_NONE, .send_queue_records = 64,
                           .packets_in_flight_most = 64};
     c.static_secret[1] = (uint8_t)k, c.static_secret[2] = (uint8_t)(k >> 8), c.static_secret[3] = 0x77;  /* byte 0 is clamped */
@@ -40,7 +44,7 @@ static void run_start(pure_link *rx, uint32_t k, uint64_t now_ns) {
     pure_link *tx = endpoint(c, &mem, (uint8_t)k);
     uint8_t pub[32];
     pure_link_public_key(tx, pub);
-    int wired = pure_link_wire_peer(rx, pub, "*", now_ns);
+    int wired = pure_link_wire_peer(rx, pub, "*", now_ns);  /* a peer per run */
     if (wired < 0) fprintf(stderr, "wire %u: %s\n", k, pure_link_strerror(wired));
     CHECK(wired >= 0);
     pure_link_sender_config sc = {.version = PURE_LINK_VERSION, .source = "s", .input = "i"};
@@ -54,6 +58,7 @@ static void run_start(pure_link *rx, uint32_t k, uint64_t now_ns) {
     int len;
     while ((len = pure_link_pull(tx, d, sizeof d, &to, now_ns)) > 0) pure_link_receive(rx, &from, d, (size_t)len, now_ns);
     free(mem);
+    return wired;
 }
 
 /* Takes rx's events: answers STREAM_OPEN (accept) if told to, stores every record, makes
@@ -86,13 +91,55 @@ static int replies_to(pure_link *rx, const pure_link_addr *to, int *all, uint64_
     return n;
 }
 
-/* QUIET_RUNS runs brought up, answered and replied to, at time 0. */
-static void quiet_runs(pure_link *rx, int memo) {
+/* QUIET_RUNS runs brought up, answered and replied to, run k at time (k - 1) * step_ns. */
+static void quiet_runs_at(pure_link *rx, int memo, uint64_t step_ns) {
     for (uint32_t k = 1; k <= QUIET_RUNS; k++) {
-        run_start(rx, k, 0);
-        drain(rx, 1, memo, 0);
-        replies_to(rx, &rx_addr, NULL, 0);
+        uint64_t now = (k - 1) * step_ns;
+        run_start(rx, k, now);
+        drain(rx, 1, memo, now);
+        replies_to(rx, &rx_addr, NULL, now);
     }
+}
+
+static void quiet_runs(pure_link *rx, int memo) { quiet_runs_at(rx, memo, 0); }
+
+/* The slot a new run (key k) takes at now_ns: its STREAM_OPEN's stream. */
+static int new_run_slot(pure_link *rx, uint32_t k, uint64_t now_ns) {
+    run_start(rx, k, now_ns);
+    int s = drain(rx, 1, 0, now_ns);
+    replies_to(rx, &rx_addr, NULL, now_ns);
+    return s;
+}
+
+/* Every slot taken by runs heard 1 ms apart: before the first has been quiet for idle_ns a
+ * new run finds no slot; then it takes the longest quiet run's, and the next run the next
+ * longest quiet one's (the heard list's head, not a scan). */
+static void a_new_run_takes_the_longest_quiet_slot(void) {
+    void *mem;
+    pure_link *rx = receiver_of(&mem, 0, QUIET_RUNS);
+    quiet_runs_at(rx, 0, PL_NS_PER_MS);
+    uint64_t dropped = rx->stats.dropped_no_slot;
+    CHECK_EQ_U(new_run_slot(rx, 1000, PL_NS_PER_S - 1), -1);  /* none quiet for 1 s yet */
+    CHECK_EQ_U(rx->stats.dropped_no_slot, dropped + 1);
+    uint64_t t = PL_NS_PER_S + 10 * PL_NS_PER_MS;             /* runs 1..11 idle */
+    int first = new_run_slot(rx, 1001, t);
+    CHECK_EQ_U(first, 0);
+    CHECK_EQ_U(new_run_slot(rx, 1002, t), 1);
+    CHECK_EQ_U(new_run_slot(rx, 1003, t), 2);
+    free(mem);
+}
+
+/* An unwired peer's slot goes to the next new run before a slot never used. */
+static void an_unwired_peers_slot_is_taken_first(void) {
+    void *mem;
+    pure_link *rx = receiver(&mem, 0);
+    quiet_runs(rx, 0);
+    CHECK(rx->runs[150].in_use);
+    CHECK(pure_link_unwire_peer(rx, rx->runs[150].peer, 0) == 0);
+    CHECK(!rx->runs[150].in_use);
+    CHECK_EQ_U(new_run_slot(rx, 1000, 0), 150);
+    CHECK_EQ_U(new_run_slot(rx, 1001, 0), QUIET_RUNS);       /* then the first never used */
+    free(mem);
 }
 
 /* The host answers one STREAM_OPEN late: the ACK held for the answer is due at once, and
@@ -180,5 +227,6 @@ static void memo_written_frees_its_own_run(void) {
     free(mem);
 }
 
-TEST_MAIN(TEST_CASE(pull_serves_a_run_made_ready), TEST_CASE(tick_serves_the_due_run_among_quiet_ones),
+TEST_MAIN(TEST_CASE(a_new_run_takes_the_longest_quiet_slot), TEST_CASE(an_unwired_peers_slot_is_taken_first),
+          TEST_CASE(pull_serves_a_run_made_ready), TEST_CASE(tick_serves_the_due_run_among_quiet_ones),
           TEST_CASE(memo_written_frees_its_own_run))
