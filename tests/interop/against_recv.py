@@ -4,8 +4,8 @@
 (shims/store/STORE.md format, read by store_read.py) byte for byte.
 
 Usage: python3 tests/interop/against_recv.py [--tool build/pure-link] [--keep DIR] [-v] CASE
-CASE: amplification | black_hole | bulk | epochs | move | mtu | refused | restart_memo |
-      restart_nomemo | sizes
+CASE: amplification | black_hole | bulk | epochs | move | mtu | one_record | refused |
+      restart_memo | restart_nomemo | sizes
 Exit 0 when the case passes; every failed check is printed.
 """
 
@@ -553,8 +553,42 @@ def case_black_hole(tool, tmp, log):
     return chk.finish()
 
 
+def case_one_record(tool, tmp, log):
+    """protocol.md §4.2 "the proof comes at once": one small record goes in the first
+    packet (epoch 0), pure-link recv (with a memo: its ACCEPT waits for the memo write)
+    acknowledges it but hands it over only once a packet of epoch 1 opens; the sender,
+    taking the ACCEPT with the record not yet stored, sends a packet of epoch 1 at once, a
+    PING since nothing else is due.  Four runs in turn, each stored with no record byte
+    sent twice and without the 1 s resend rule."""
+    chk = Check("one_record")
+    rx, ssec, spub = setup(tool, tmp)
+    stored = 0
+    for i in range(4):
+        s = new_sender(rx, ssec, [b"record %d" % i], log)
+        ok = s.run_until(s.done, time.monotonic() + CASE_SECONDS / 4)
+        s.sock.close()
+        stored += ok
+        kinds = [(x[2], x[5]) for x in s.sent_log]
+        proof = [e for e in s.events if e[1] == "proof"]
+        chk.fact("run %d: %s" % (i, kinds))
+        chk.expect("run %d: stored" % i, ok)
+        chk.expect("run %d: the record went once, in epoch 0" % i,
+                   [e for e, k in kinds if "RECORDS" in k] == [0], kinds)
+        chk.expect("run %d: at the ACCEPT a packet of epoch 1 at once, a PING" % i,
+                   len(proof) == 1 and any(x[1] == proof[0][2] and x[2] == 1 and
+                                           "PING" in x[5] for x in s.sent_log), proof)
+        chk.expect("run %d: not by the 1 s resend rule" % i,
+                   not [e for e in s.events if e[1] == "resend_rule"])
+    rc, st = rx.stop()
+    if st:
+        chk.expect("the receiver stored the four records", st["endpoint"]["records_stored"] == 4,
+                   st["endpoint"]["records_stored"])
+    return chk.finish()
+
+
 CASES = {
     "amplification": lambda t, d, v: case_amplification(t, d, _log(v)),
+    "one_record": lambda t, d, v: case_one_record(t, d, _log(v)),
     "black_hole": lambda t, d, v: case_black_hole(t, d, _log(v)),
     "mtu": lambda t, d, v: case_mtu(t, d, _log(v)),
     "sizes": lambda t, d, v: case_sizes(t, d, _log(v)),

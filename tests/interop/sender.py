@@ -18,6 +18,8 @@ Local choices (each one the spec leaves to the sender), named here:
     bound), doubled per expiry; a PTO declares what is in flight lost and the next
     packet is a probe (4-byte number, protocol.md §2);
   - RESPONSE and a later OFFER in one packet at a time (protocol.md §6, §3);
+  - at each ACCEPT of epoch 1 with records not yet stored, a packet of epoch 1 at once,
+    a PING when nothing is due (§4.2 "the proof comes at once");
   - a new epoch after epoch_packets packets (default 2^22, protocol.md §3) or 120 s, or
     after as many replies opened under the epoch's reply key (at most 2^22, crypto.md §10);
   - a PING probe is padded to 64 B, so that a receiver that forgot the run can answer
@@ -254,6 +256,7 @@ class Sender:
         self.pto_count = 0
         self.last_eliciting = None
         self.probe_due = False
+        self.proof_due = False          # a packet of epoch 1 due at once (§4.2)
         # stream state (§4)
         self.S = 0                      # highest STORED count heard
         self.C = pl.CREDIT_BEFORE_DELIVERY
@@ -355,8 +358,8 @@ class Sender:
             return not any(f.epoch == 0 for f in self.flights.values())
         return len(self.flights) + (self.size_probe is not None) < WINDOW_PACKETS
 
-    def build(self, now, probe=False, trial=False):
-        """One sender packet; None when there is nothing to say."""
+    def build(self, now, probe=False, trial=False, ping=False):
+        """One sender packet; None when there is nothing to say (ping: a PING then)."""
         pn = self.pn
         L = 4 if (probe or self.force4) else pl.pn_length(pn, self.acked_largest)
         # §5.1: epoch-0 packets and PTO probes at most the base (they must pass every path,
@@ -420,14 +423,15 @@ class Sender:
             last = i == len(pieces) - 1
             frames.append(pl.enc_records(off, data) if last else pl.enc_record(off, data))
             kinds.append("RECORDS" if last else "RECORD")
-        if not frames and not probe:
+        if not frames and not (probe or ping):
             return None
-        if probe and not pieces:
+        if (probe or ping) and not pieces:
             frames.append(pl.enc_ping())
             kinds.append("PING")
-            size = pl.SENDER_HEADER_BASE + L + sum(map(len, frames)) + pl.TAG_BYTES
-            if size < PROBE_LEAST:
-                frames.append(pl.enc_padding(PROBE_LEAST - size))
+            short = PROBE_LEAST - (pl.SENDER_HEADER_BASE + L + sum(map(len, frames)) +
+                                   pl.TAG_BYTES)
+            if short > 0:
+                frames.append(pl.enc_padding(short))
         f = self._seal_send(now, pn, L, frames, kinds, pieces=pieces,
                             stream=bool(pieces and with_stream), response=response,
                             offer=offer, trial=trial, probe=probe, size_probe=False)
@@ -493,6 +497,11 @@ class Sender:
             self.probe_due = False
             self.build(now, probe=True)
             return
+        if self.proof_due:
+            # §4.2 "the proof comes at once": records sent in epoch 0 wait at the receiver
+            # for a packet of epoch 1; the bytes due go now, or a PING when none are
+            self.proof_due = False
+            self.event("proof", self.build(now, ping=True).pn)
         # §3: a new epoch after epoch_packets packets or 120 s in an epoch, or as many
         # replies opened under its reply key (crypto.md §10: the receiver cannot ask)
         replies = self.replies_opened.get((self.reply_run, self.epoch), 0)
@@ -802,6 +811,9 @@ class Sender:
         self.epoch_sent = 0
         self.unacked_tags = {}
         self.epochs_reached = max(self.epochs_reached, n)
+        # §4.2: with records not yet stored, a packet of epoch 1 goes at once (the receiver
+        # hands nothing over before one opens); during a refusal it keeps none anyway
+        self.proof_due = n == 1 and not self.done() and not self.refused
         self.event("epoch", n)
 
     def on_lost(self, f, now):
@@ -826,6 +838,7 @@ class Sender:
         self.unacked_tags = {}
         self.flights.clear()
         self.size_probe = None                  # its ACK could not come: the run is new
+        self.proof_due = False
         self.force4 = True
         self.lost_base_pn = self.pn
         self.need_stream = True
