@@ -181,6 +181,9 @@ static int scan(st_stream *st, uint64_t from, uint64_t size, uint64_t *good, cha
         if (rc != 0) break;
         pos += at;
         if (at == want) continue;  /* ended on a frame boundary: read on */
+        /* A frame header cut by the end of this read (fewer than its bytes here) is read
+         * again whole from its start, as long as the file holds that much. */
+        if (want - at < ST_FRAME_BYTES && at > 0 && pos + ST_FRAME_BYTES <= size) continue;
         need = frame_claims(buf + at, want - at);
         if (need <= want - at || pos + need > size) break;  /* torn here */
         if (need > cap) {  /* a whole frame that did not fit: read again from it */
