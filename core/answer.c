@@ -20,6 +20,7 @@ void pl_run_emit(pure_link *pl, pl_run *r) {
         ev->stream = r->handle, ev->peer = r->peer, ev->run = r->run;
         ev->source = r->source, ev->input = r->input, ev->shape = r->shape;
         ev->record = (int64_t)r->base_record;
+        ev->reason = r->resume_asked ? PURE_LINK_OPEN_RESUME : 0;
         r->open_event_due = 0;
     }
     if (r->epoch_event_due && pl_events_room(pl) > 0) {

@@ -249,6 +249,8 @@ typedef struct pl_sender {
 
     /* Stream binding, address validation. */
     uint8_t stream_known;                  /* an ACK covered a packet that carried STREAM */
+    uint8_t resuming;                      /* asks where to resume (STREAM alone) until STORED
+                                              answers (spec/protocol.md §4.3) */
     uint8_t response_pending;
     /* Counts CHALLENGE tokens that differed from the one before: an acknowledged RESPONSE
      * settles the pending one only if it carried the current token. */
@@ -346,6 +348,7 @@ typedef struct pl_run {
     uint64_t shape;
     uint64_t base_record;                  /* from STREAM: first record the sender holds */
     uint64_t host_mark;                    /* records below this the host already stored */
+    uint8_t resume_asked;                  /* bound by a STREAM without record bytes (§4.3) */
     uint64_t deliver_off, deliver_record;  /* next record to hand over */
     uint64_t stored_off, stored_record;    /* host's durable mark */
     uint64_t delivered_bytes, delivered_records;   /* for the credit formula */

@@ -222,6 +222,12 @@ typedef struct pure_link_sender_config {
     const char *source;             /* this output's name, 1..PURE_LINK_NAME_MOST bytes */
     const char *input;              /* the receiver's input name */
     uint64_t shape;                 /* shape id of the records (the receiver compares it) */
+    /* 1: resume the source where the receiver's host stands (spec/protocol.md §4.3): the
+     * sender first asks, and takes no record until the STORED event that answers, whose
+     * `record` is the number the host gives (records before it are the host's already);
+     * queue from there: pure_link_send numbers the next record so.  0: a new stream of
+     * records numbered from 0. */
+    uint32_t resume;
 } pure_link_sender_config;
 
 /* Opens a sender with a fresh random run.  Returns its handle (>= 0) or an error. */
@@ -299,7 +305,8 @@ typedef enum pure_link_event_kind {
 } pure_link_event_kind;
 
 /* Which fields each kind fills (the others are 0, or -1 for handles):
- *   STREAM_OPEN  stream, peer, run, source, input, shape, record (the sender's base record)
+ *   STREAM_OPEN  stream, peer, run, source, input, shape, record (the sender's base record),
+ *                reason (PURE_LINK_OPEN_RESUME when the sender asks where to resume)
  *   RECORD       stream, peer, run, record, data/len (+ data2/len2)
  *   STORED       sender, run, record
  *   REFUSED      sender, run, reason            RELEASED, CLOSED  sender, run
@@ -338,6 +345,13 @@ typedef struct pure_link_event {
 /* Takes the next event into *ev; returns 1, or 0 when the queue is empty. */
 PURE_LINK_API int pure_link_event_next(pure_link *pl, pure_link_event *ev);
 
+/* A STREAM_OPEN whose `reason` is PURE_LINK_OPEN_RESUME asks where the source stands
+ * (spec/protocol.md §4.3): accept with `stored_mark` = how many records of (peer key,
+ * source) the host holds durably in the order the sender reads its input, and the run's
+ * records are numbered from there (the sender skips as many of its input).  A host that
+ * does not know resuming answers as for any new run (0): the sender then starts from its
+ * input's first record. */
+enum { PURE_LINK_OPEN_RESUME = 1 };
 /* Answers STREAM_OPEN: 0 accepts, with `stored_mark` = how many records of this run the
  * host already stored (0 for a new run; records below it are not delivered again);
  * -1 refuses with reason 1 (no such input), -PURE_LINK_OTHER_SHAPE with reason 2.

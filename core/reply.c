@@ -150,8 +150,26 @@ static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_
     pl_pacer_set_rate(&s->pacer, pl_sender_pacing_rate(s), now_ns);
 }
 
+/* The answer to a sender that asked where to resume (spec/protocol.md §4.3): the host holds
+ * the source's records before n, so the run's stream starts there — record n at offset n
+ * (any offset of at least n is valid; the receiver takes the same one). */
+static void resume_at(pure_link *pl, pl_sender *s, uint64_t n, uint64_t credit, uint64_t now_ns) {
+    assert(s->records_end == 0 && s->end_off == 0 && s->blocks_held == 0);  /* nothing was queued */
+    s->resuming = 0;
+    s->credit = credit;
+    s->records_stored = s->records_end = s->records_started = n;
+    s->stored_off = s->end_off = s->next_off = s->acked_end = n;
+    s->stored_progress_ns = now_ns;
+    s->stored_event_due = 1;
+    if (s->refused) pl_sender_release(pl, s);
+}
+
 static void on_stored(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_ns) {
     uint64_t n = f->stored.stored;
+    if (s->resuming) {
+        resume_at(pl, s, n, f->stored.credit, now_ns);
+        return;
+    }
     /* Replies may be reordered: a count below the one heard is an older view, and its credit
      * was for that count (spec/protocol.md "heard number"); a count never queued is junk. */
     if (n < s->records_stored || n > s->records_end) return;

@@ -128,7 +128,7 @@ static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, 
         size_t room = room_all - control_bytes(s, p) - PL_FRAME_RECORDS_HEAD;
         p->off = s->stored_off;
         p->len = s->end_off - s->stored_off < room ? s->end_off - s->stored_off : room;
-        return p->len > 0 || p->offer || p->response;
+        return p->len > 0 || p->offer || p->response || s->resuming;  /* resuming: STREAM alone */
     }
     /* The AEAD limit (spec: a new epoch before 2^23 packets under one key) is a hard stop:
      * past the point where a new epoch is offered (config.epoch_packets <= 2^22) only the
@@ -146,8 +146,9 @@ static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, 
     size_t control = control_bytes(s, p);
     uint64_t room = room_all - control - PL_FRAME_RECORDS_HEAD;
     int records = pick_copy(s, now_ns, room, p) || pick_records(s, room, p);
-    if (!records) p->stream = 0;
-    if (!records && !p->offer && !p->response) {
+    int ask = s->resuming && p->stream;  /* a STREAM without record bytes asks where to resume */
+    if (!records && !ask) p->stream = 0;
+    if (!records && !ask && !p->offer && !p->response) {
         if (!probe && !s->live_proof_due) return 0;
         p->ping = 1;
     }

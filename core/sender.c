@@ -45,6 +45,7 @@ int pure_link_sender_open(pure_link *pl, const pure_link_sender_config *cfg, uin
     s->source_len = source_len;
     s->input_len = input_len;
     s->open = 1;
+    s->resuming = cfg->resume != 0;
     s->stats.version = PURE_LINK_STATS_VERSION;
     if (pl_sender_run_start(pl, s, now_ns) != 0) {
         s->open = 0;
@@ -62,6 +63,7 @@ int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len
     if (pl->fatal) return PURE_LINK_ERR_FATAL;
     if (s->closing) return PURE_LINK_ERR_CLOSED;
     if (len > PURE_LINK_RECORD_MOST) return PURE_LINK_ERR_TOO_BIG;
+    if (s->resuming) return PURE_LINK_ERR_FULL;  /* numbered only once the receiver answered */
     uint8_t prefix[8];
     size_t prefix_len = pl_record_prefix_put(prefix, sizeof prefix, len);
     assert(prefix_len > 0);

@@ -98,7 +98,8 @@ static void rebase(pure_link *pl, pl_run *r, uint64_t base_record, uint64_t base
     pl_run_ticket_done(pl, r);
 }
 
-static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, uint64_t now_ns) {
+/* `alone`: the packet carries no record bytes, which asks where to resume (§4.3). */
+static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, int alone, uint64_t now_ns) {
     if (r->stream_state == PL_STREAM_ACCEPTED || r->stream_state == PL_STREAM_ASKING) {
         rebase(pl, r, f->stream.base_record, f->stream.base_offset);
         return;
@@ -115,6 +116,7 @@ static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, uint64_t now_
     r->deliver_off = r->stored_off = f->stream.base_offset;
     r->delivered_bytes = r->delivered_records = 0;
     r->stream_unknown_flag = 0;
+    r->resume_asked = (uint8_t)alone;
     pl_run_have_clear(pl, r);
     if (!pl_peer_allows(&pl->peers[r->peer], r->source)) {
         refuse(pl, r, 3);
@@ -124,6 +126,16 @@ static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, uint64_t now_
     r->stream_state = PL_STREAM_ASKING;
     r->open_event_due = 1;
     pl_run_timer_set(pl, r, PL_RT_HOST, now_ns + PL_HOST_ANSWER_NS_MOST);
+}
+
+/* A run that asked where to resume starts at the host's mark m: record m at stream offset m,
+ * as its sender takes it from the STORED that answers (it holds no record before it). */
+static void resume_from(pure_link *pl, pl_run *r, uint64_t m) {
+    pl_run_mem_release(pl, r);
+    pl_run_have_clear(pl, r);
+    r->base_record = r->deliver_record = r->stored_record = m;
+    r->deliver_off = r->stored_off = m;
+    r->stored_pending = 1;
 }
 
 int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t stored_mark, uint64_t now_ns) {
@@ -141,6 +153,10 @@ int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t store
     else if (answer != 0) refuse(pl, r, 1);
     else {
         if (stored_mark < 0) return PURE_LINK_ERR_INVALID;
+        if (r->resume_asked) {
+            if ((uint64_t)stored_mark > PL_RECORD_NUMBER_MOST) return PURE_LINK_ERR_INVALID;
+            resume_from(pl, r, (uint64_t)stored_mark);
+        }
         r->stream_state = PL_STREAM_ACCEPTED;
         r->host_mark = (uint64_t)stored_mark;
         pl_receiver_deliver(pl, r);
@@ -326,12 +342,14 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
         r->accept_pending = 0;
         pl_run_timer_set(pl, r, PL_RT_OLD_EPOCH, now_ns + PL_OLD_EPOCH_NS);
     }
-    int accepted = 1;
+    int accepted = 1, alone = 1;
+    for (int i = 0; i < count; i++)
+        if (frames[i].type == PL_FRAME_RECORDS || frames[i].type == PL_FRAME_RECORD) alone = 0;
     for (int i = 0; i < count; i++) {
         const pl_frame *f = &frames[i];
         switch (f->type) {
         case PL_FRAME_OFFER: on_offer(pl, r, f, epoch, now_ns); break;
-        case PL_FRAME_STREAM: on_stream(pl, r, f, now_ns); break;
+        case PL_FRAME_STREAM: on_stream(pl, r, f, alone, now_ns); break;
         case PL_FRAME_RECORDS:
         case PL_FRAME_RECORD: accepted &= on_records(pl, r, f); break;
         case PL_FRAME_RESPONSE:

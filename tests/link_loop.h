@@ -34,6 +34,9 @@ typedef struct ll_node {
     int pull_each_stored;            /* 1: the host pulls after each record it stores, so each
                                         may draw a reply of its own (several per packet) */
     uint64_t input_appears_ns;       /* before this, answer -1 */
+    int64_t resume_mark;             /* a STREAM_OPEN that asks where to resume is answered
+                                        with this (records the source holds), -1: as any other */
+    uint64_t resume_opens;
     ll_stream streams[LL_STREAMS];
     uint64_t records_delivered, duplicates, out_of_order, bytes_delivered;
     uint64_t refused_events, released_events, epoch_events, stream_opens;
@@ -168,6 +171,8 @@ static void ll_service(ll_net *n, int i) {
             d->stream_opens++;
             ll_stream *st = ll_stream_of(d, ev.run);
             int answer = n->now_ns < d->input_appears_ns ? -1 : d->answer;
+            if (ev.reason == PURE_LINK_OPEN_RESUME) d->resume_opens++;
+            if (ev.reason == PURE_LINK_OPEN_RESUME && d->resume_mark >= 0 && answer == 0) st->stored = d->resume_mark;
             pure_link_stream_answer(d->pl, ev.stream, answer, st->stored, n->now_ns);
             if (answer == 0 && st->next < st->stored) st->next = st->stored;
             break;
@@ -263,7 +268,8 @@ static inline void ll_store_all(ll_net *n, int i) {
 }
 
 /* Opens a sender on node s towards node r and wires s's key at r. */
-static inline int ll_link(ll_net *n, int s, int r, const char *source, const char *input, uint64_t shape) {
+static inline int ll_link_resume(ll_net *n, int s, int r, const char *source, const char *input, uint64_t shape,
+                                 uint32_t resume) {
     pure_link_sender_config sc;
     memset(&sc, 0, sizeof sc);
     memcpy(sc.receiver_public, n->node[r].pub, 32);
@@ -272,7 +278,12 @@ static inline int ll_link(ll_net *n, int s, int r, const char *source, const cha
     sc.source = source;
     sc.input = input;
     sc.shape = shape;
+    sc.resume = resume;
     return pure_link_sender_open(n->node[s].pl, &sc, n->now_ns);
+}
+
+static inline int ll_link(ll_net *n, int s, int r, const char *source, const char *input, uint64_t shape) {
+    return ll_link_resume(n, s, r, source, input, shape, 0);
 }
 
 /* Wires sender key of node s at node r (remembered for restarts). */

@@ -91,6 +91,12 @@ int pl_store_peer(pl_store *s, int peer, const uint8_t peer_public[32]);
  * sticky: later events return it again, while a commit of what was appended before it
  * still runs.
  *
+ * A STREAM_OPEN that asks where to resume (reason PURE_LINK_OPEN_RESUME) is answered with
+ * where the stream stands: one past the last record of the run that appended last, once
+ * every record appended to the stream is durable (the answer waits for that commit:
+ * pl_store_commit or pl_store_commit_end gives it); from then on the stream's earlier runs
+ * append nothing (spec/protocol.md §4.3).
+ *
  * The mark given to STREAM_OPEN is always a durable one: the core acknowledges records
  * below it to the sender at once.  A run that binds again on another handle while some of
  * its records wait for a commit gets the durable mark; the store skips the records it

@@ -199,6 +199,7 @@ void pl_store_close(pl_store *s) {
     free(s->peers);
     free(s->peer_known);
     free(s->handles);
+    free(s->resumes);
     free(s->dirty);
     free(s->batch);
     free(s);
@@ -363,6 +364,64 @@ int st_open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *
     return 0;
 }
 
+/* Where a resumed stream stands: one past the last record of the run that appended last. */
+static uint64_t stream_place(const st_stream *st) {
+    const st_run *last = NULL;
+    for (size_t i = 0; i < st->runs_len; i++)
+        if (st->runs[i].mark_durable > 0 && (last == NULL || st->runs[i].end_off > last->end_off)) last = &st->runs[i];
+    return last ? last->mark_durable : 0;
+}
+
+/* The resuming run r starts at the stream's place: the records before it are held. */
+static int64_t resume_at(pl_store *s, st_stream *st, st_run *r) {
+    uint64_t m = stream_place(st);
+    if (r->mark_durable < m) r->mark_appended = r->mark_batch = r->mark_written = r->mark_durable = m;
+    if (r->handle >= 0) s->handles[r->handle].seen = r->mark_durable;
+    return (int64_t)r->mark_durable;
+}
+
+int st_open_resume(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
+                   uint64_t shape, int *answer, int64_t *mark, char *err, size_t err_len) {
+    int rc = st_open_stream(s, handle, peer, run, source, input, shape, answer, mark, err, err_len);
+    if (rc != 0 || *answer != 0) return rc;
+    st_handle *h = &s->handles[handle];
+    st_stream *st = h->stream;
+    st_run *r = st_run_find(st, run);
+    for (size_t i = 0; i < st->runs_len; i++) st->runs[i].cut = &st->runs[i] != r;
+    if (st->end_appended == st->end_durable) {
+        *mark = resume_at(s, st, r);
+        return 0;
+    }
+    if (s->resumes_len == s->resumes_cap) {
+        size_t n = s->resumes_cap ? 2 * s->resumes_cap : 8;
+        struct st_resume *p = realloc(s->resumes, n * sizeof *p);
+        if (p == NULL) return st_err(err, err_len, -ENOMEM, "store: out of memory");
+        s->resumes = p, s->resumes_cap = n;
+    }
+    s->resumes[s->resumes_len++] = (struct st_resume){handle, run, st};
+    *answer = 1;
+    return 0;
+}
+
+/* Answers the resuming runs whose streams are now durable; a run the core no longer asks
+ * for on that handle (its question timed out, the slot went to another run) is dropped. */
+static void resume_answers(pl_store *s, pure_link *pl, uint64_t now_ns) {
+    size_t keep = 0;
+    for (size_t i = 0; i < s->resumes_len; i++) {
+        struct st_resume q = s->resumes[i];
+        st_handle *h = &s->handles[q.handle];
+        if (q.stream->end_appended != q.stream->end_durable) {
+            s->resumes[keep++] = q;
+            continue;
+        }
+        pure_link_run_info info;
+        st_run *r = h->stream == q.stream && h->run == q.run ? st_run_find(q.stream, q.run) : NULL;
+        if (r == NULL || pure_link_run_info_get(pl, q.handle, &info) != 0 || info.run != q.run) continue;
+        pure_link_stream_answer(pl, q.handle, 0, resume_at(s, q.stream, r), now_ns);
+    }
+    s->resumes_len = keep;
+}
+
 static st_run *handle_run(st_handle *h) {
     st_stream *st = h->stream;
     if (h->run_idx < st->runs_len && st->runs[h->run_idx].run == h->run) return &st->runs[h->run_idx];
@@ -381,6 +440,7 @@ int st_record(pl_store *s, int handle, uint64_t run, int64_t record, const uint8
         return st_err(err, err_len, -EINVAL, "store: a record on stream handle %d that no STREAM_OPEN bound", handle);
     st_stream *st = h->stream;
     uint64_t k = (uint64_t)record;
+    if (r->cut) return 0;  /* a newer run resumed the stream and appends in its place */
     if (k + 1 > h->seen) h->seen = k + 1;
     if (k < r->mark_appended) {
         /* Held already (the run bound again before its last records were durable). */
@@ -424,9 +484,9 @@ int pl_store_event(pl_store *s, pure_link *pl, const pure_link_event *ev, uint64
     int64_t mark;
     switch (ev->kind) {
     case PURE_LINK_EVENT_STREAM_OPEN:
-        rc = st_open_stream(s, ev->stream, ev->peer, ev->run, ev->source, ev->input, ev->shape, &answer, &mark, err,
-                            err_len);
-        if (rc == 0) pure_link_stream_answer(pl, ev->stream, answer, mark, now_ns);
+        rc = (ev->reason == PURE_LINK_OPEN_RESUME ? st_open_resume : st_open_stream)(
+            s, ev->stream, ev->peer, ev->run, ev->source, ev->input, ev->shape, &answer, &mark, err, err_len);
+        if (rc == 0 && answer != 1) pure_link_stream_answer(pl, ev->stream, answer, mark, now_ns);
         return rc;
     case PURE_LINK_EVENT_RECORD:
         return st_record(s, ev->stream, ev->run, ev->record, ev->data, ev->len, ev->data2, ev->len2, &n, err, err_len);
@@ -442,13 +502,17 @@ int pl_store_event(pl_store *s, pure_link *pl, const pure_link_event *ev, uint64
 int pl_store_commit_end(pl_store *s, pure_link *pl, int result, uint64_t now_ns, char *err, size_t err_len) {
     core_ctx c = {pl, now_ns};
     st_notify n = {core_stored, core_memo_written, &c};
-    return st_commit_end(s, result, NULL, &n, err, err_len);
+    int rc = st_commit_end(s, result, NULL, &n, err, err_len);
+    if (rc == 0) resume_answers(s, pl, now_ns);
+    return rc;
 }
 
 int pl_store_commit(pl_store *s, pure_link *pl, uint64_t now_ns, char *err, size_t err_len) {
     core_ctx c = {pl, now_ns};
     st_notify n = {core_stored, core_memo_written, &c};
-    return st_commit(s, &n, err, err_len);
+    int rc = st_commit(s, &n, err, err_len);
+    if (rc == 0) resume_answers(s, pl, now_ns);
+    return rc;
 }
 
 void pl_store_stats_get(const pl_store *s, pl_store_stats *out) { *out = s->stats; }

@@ -58,6 +58,7 @@ typedef struct st_run {
     uint64_t end_off;        /* file offset after its last frame: how recent it is */
     int handle;              /* the core's stream handle bound to it now, or -1 */
     uint8_t in_next;         /* in its stream's runs_next list */
+    uint8_t cut;             /* a newer run resumed the stream: this one appends nothing more */
 } st_run;
 
 typedef struct st_stream {
@@ -225,11 +226,20 @@ struct pl_store {
     int failed_unreported;  /* a write at pl_store_commit_begin failed: commit_end says it */
     char failed_line[256];
     pl_store_stats stats;
+    /* Runs that asked where to resume while records of their stream waited for a commit:
+     * answered once the stream is durable (spec/protocol.md §4.3). */
+    struct st_resume { int handle; uint64_t run; st_stream *stream; } *resumes;
+    size_t resumes_len, resumes_cap;
 };
 
 /* The store without the core: STREAM_OPEN's answer (0, -1, -PURE_LINK_OTHER_SHAPE) in
  * *answer with the durable mark in *mark; RECORD; the second half of a commit. */
 int st_open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
+                   uint64_t shape, int *answer, int64_t *mark, char *err, size_t err_len);
+/* STREAM_OPEN of a run that asks where to resume: as st_open_stream, but every other run of
+ * the stream is cut off, and the mark is where the stream stands (*answer 1: not yet,
+ * st_resume_answers answers it after a commit). */
+int st_open_resume(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
                    uint64_t shape, int *answer, int64_t *mark, char *err, size_t err_len);
 int st_record(pl_store *s, int handle, uint64_t run, int64_t record, const uint8_t *data, size_t len,
               const uint8_t *data2, size_t len2, const st_notify *n, char *err, size_t err_len);

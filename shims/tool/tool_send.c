@@ -37,6 +37,10 @@ typedef struct sender_tool {
     uint64_t generate_count, generate_size, generated;
     int64_t queued;
     uint64_t bytes_queued;
+    /* --resume: records wait for the receiver's answer, then `skip` of the input are its own */
+    int resuming;
+    uint64_t skip, resumed_at;
+    const char *source;
     /* the lengths of the records queued and not yet heard stored, oldest first: STORED
      * gives a count, and the summaries count record bytes (as the receiver's do) */
     uint32_t *lens;
@@ -198,9 +202,51 @@ static int queue_file(sender_tool *t, uint64_t now) {
     return r;
 }
 
+/* The input has fewer records than the receiver holds of the source: not that input. */
+static int skip_short(sender_tool *t, uint64_t have) {
+    tool_log("--resume: the receiver holds %llu records of source '%s', the input has only %llu: "
+             "not the input it holds (a new stream needs another --source)",
+             (unsigned long long)t->resumed_at, t->source, (unsigned long long)have);
+    return -1;
+}
+
+/* Passes over the records the receiver holds (--resume): 1 when done, 0 for more stdin
+ * bytes, -1 when the input is shorter (logged). */
+static int skip_held(sender_tool *t) {
+    if (t->source_kind == SRC_GENERATE) {
+        if (t->generate_count < t->skip) return skip_short(t, t->generate_count);
+        t->generated = t->skip, t->skip = 0;
+        return 1;
+    }
+    if (t->source_kind == SRC_FILES) {
+        if ((uint64_t)t->files_len < t->skip) return skip_short(t, (uint64_t)t->files_len);
+        t->file_next = (int)t->skip, t->skip = 0;
+        return 1;
+    }
+    while (t->skip > 0) {
+        const uint8_t *rec;
+        size_t len, used;
+        int k = next_buffered(t, &rec, &len, &used);
+        if (k < 0) return skip_short(t, t->resumed_at - t->skip);
+        if (k > 0) {
+            t->buf_start += used, t->skip--;
+            continue;
+        }
+        if (t->eof) return skip_short(t, t->resumed_at - t->skip);
+        if (read_some(t) != 0) return -1;
+        if (!t->eof && t->buf_end - t->buf_start < t->buf_cap) return 0;
+    }
+    return 1;
+}
+
 /* Queues records until the input is empty for now or the sender's queue is full.  Returns
  * 0 or -1 (an input error, logged). */
 static int feed(sender_tool *t, int readable, uint64_t now) {
+    if (t->resuming) return 0;  /* nothing is numbered before the receiver answers */
+    if (t->skip > 0) {
+        int k = skip_held(t);
+        if (k <= 0) return k;
+    }
     while (!t->closed) {
         int r;
         if (t->source_kind == SRC_GENERATE) {
@@ -270,6 +316,15 @@ static int on_event(void *ctx, pure_link *pl, const pure_link_event *ev, int ref
     tool_report_event(&t->report, ev, refused, now);
     switch (ev->kind) {
     case PURE_LINK_EVENT_STORED:
+        if (t->resuming) {
+            /* The answer: the receiver holds the records before this one (its count). */
+            t->resuming = 0;
+            t->resumed_at = t->skip = (uint64_t)ev->record;
+            t->queued = t->stored = ev->record;
+            tool_log("resuming source '%s' after record %lld: the receiver holds %lld records of it",
+                     t->source, (long long)ev->record, (long long)ev->record);
+            break;
+        }
         stored_to(t, ev->record);
         break;
     case PURE_LINK_EVENT_REFUSED:
@@ -429,7 +484,7 @@ typedef struct send_options {
     const char *to, *peer, *source, *input, *bind;
     uint64_t shape, deadline_ns, generate, size;
     uint64_t epoch_ns, epoch_packets;   /* 0: the core's defaults */
-    int framed, have_generate;
+    int framed, have_generate, resume;
 } send_options;
 
 /* --epoch-time DUR: TOOL_EPOCH_NS_LEAST..TOOL_EPOCH_NS_MOST. */
@@ -460,6 +515,7 @@ static int send_option(void *ctx, int c, const char *arg) {
     case 'S': return tool_parse_count(arg, "--shape", &o->shape);
     case 'b': o->bind = arg; return 0;
     case 'f': o->framed = 1; return 0;
+    case 'U': o->resume = 1; return 0;
     case 'g': o->have_generate = 1; return tool_parse_count(arg, "--generate", &o->generate);
     case 'z': return tool_parse_size(arg, "--size", &o->size);
     case 'd': return tool_parse_duration(arg, "--deadline", &o->deadline_ns);
@@ -477,7 +533,7 @@ static int parse_options(int argc, char **argv, send_options *o) {
         {"framed", no_argument, 0, 'f'},           {"generate", required_argument, 0, 'g'},
         {"size", required_argument, 0, 'z'},       {"deadline", required_argument, 0, 'd'},
         {"epoch-time", required_argument, 0, 'E'}, {"epoch-packets", required_argument, 0, 'N'},
-        {0, 0, 0, 0}};
+        {"resume", no_argument, 0, 'U'},           {0, 0, 0, 0}};
     *o = (send_options){.source = "out", .deadline_ns = UINT64_MAX, .size = 1024};
     if (tool_options_parse(argc, argv, "send", "t:p:s:i:fg:d:", longs, send_option, o, 1, &o->link) != 0) return -1;
     const char *missing = !o->to ? "--to HOST:PORT" : !o->peer ? "--peer KEY"
@@ -530,7 +586,8 @@ static int open_sender(sender_tool *t, const send_options *o, pure_link_config *
     int code = tool_key_load(o->link.key, cfg->static_secret);
     if (code != TOOL_OK) return code;
     pure_link_sender_config sc = {.version = PURE_LINK_VERSION, .source = o->source, .input = o->input,
-                                  .shape = o->shape};
+                                  .shape = o->shape, .resume = (uint32_t)o->resume};
+    t->resuming = o->resume, t->source = o->source;
     if (tool_parse_key_hex(o->peer, sc.receiver_public) != 0) {
         tool_log("--peer '%s': want the receiver's public key, 64 hex digits (pure-link pub)", o->peer);
         return TOOL_ERR_USAGE;

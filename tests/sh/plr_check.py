@@ -5,6 +5,8 @@ exactly once, byte for byte, and no frame cut short.  Prints one summary line; e
 the first failure.
 
     plr_check.py DIR COUNT SIZE [--runs N]   (N: runs expected, default 1)
+    plr_check.py DIR COUNT SIZE --resumed    (any number of runs, numbered in one input:
+                                              records 0..COUNT-1 over all runs, each once)
     plr_check.py DIR COUNT SIZE DIR COUNT SIZE ...   (several directories, one run each)
 """
 import glob, os, struct, sys
@@ -27,7 +29,7 @@ def expected(i, size):
     start = (i * 131 + 8) & 0xff
     return head + PATTERN[start:start + max(0, size - 8)]
 
-def check(d, count, size, runs_want):
+def check(d, count, size, runs_want, resumed=False):
     seen = {}
     files = glob.glob(os.path.join(d, "*.plr"))
     if not files:
@@ -52,6 +54,19 @@ def check(d, count, size, runs_want):
             checked_crc += 1
             seen.setdefault(run, []).append((rec, body))
             at += 28 + n
+    if resumed:
+        nums = sorted(r for recs in seen.values() for r, _ in recs)
+        for run, recs in seen.items():
+            for rec, body in recs:
+                if body != expected(rec, size):
+                    sys.exit("run %016x record %d: bytes differ" % (run, rec))
+        if len(nums) != len(set(nums)):
+            sys.exit("%d records stored twice (over %d runs)" % (len(nums) - len(set(nums)), len(seen)))
+        if nums != list(range(count)):
+            missing = sorted(set(range(count)) - set(nums))
+            sys.exit("%d records missing (first %s), %d stored" % (len(missing), missing[:5], len(nums)))
+        print("store: %d records in %d runs, each once, bytes as sent" % (len(nums), len(seen)))
+        return
     if len(seen) != runs_want:
         sys.exit("%d runs in the store, want %d" % (len(seen), runs_want))
     total = 0
@@ -71,6 +86,9 @@ def check(d, count, size, runs_want):
 
 def main():
     args = sys.argv[1:]
+    if len(args) > 3 and args[3] == "--resumed":
+        check(args[0], int(args[1]), int(args[2]), 0, resumed=True)
+        return
     if len(args) > 3 and args[3] == "--runs":
         check(args[0], int(args[1]), int(args[2]), int(args[4]))
         return

@@ -1,0 +1,54 @@
+#!/bin/sh
+# send --resume: a sender stopped mid-transfer (SIGINT, kill -9) and started again on the
+# same input goes on where the receiver stands, and a receiver killed with -9 and started
+# again does too: every record of the input is in the store once (plr_check --resumed).
+# An input shorter than what the receiver holds is refused in one line.
+set -u
+. tests/sh/tool_lib.sh
+make_keys
+N=300000 Z=200
+printf 'peer %s *\ninput logs 1 %s/logs\nmemo %s/memo\n' "$SP" "$work" "$work" > "$work/r.conf"
+start_recv r --config "$work/r.conf" --listen 127.0.0.1:0
+send() { exec env --default-signal=INT $P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" --input logs --source gen --shape 1 \
+    --generate $N --size $Z --resume --no-progress "$@"; }
+# stored_now: records in the store now (every frame has the same size: the file's length says).
+stored_now() {
+    f=$(ls "$work"/logs/*.plr 2>/dev/null | head -1)
+    [ -n "$f" ] && echo $(( ($(stat -c %s "$f") - 192) / (28 + Z) )) || echo 0
+}
+# wait_stored K: until the store holds at least K records (10 s at most).
+wait_stored() {
+    i=0; until [ "$(stored_now)" -ge "$1" ]; do i=$((i + 1)); [ $i -gt 500 ] && fail "store stuck at $(stored_now)"; sleep 0.02; done
+}
+# A sender stopped by SIGINT, then killed with -9, each mid-transfer, then run to the end.
+send 2> "$work/s1.log" & spid=$!; pids="$pids $spid"
+wait_stored 5000
+kill -INT $spid; wait $spid; st=$?
+[ $st = 6 ] || fail "SIGINT: exit $st, want 6 (stopped)"
+grep -q "stopped by a signal" "$work/s1.log" || fail "SIGINT: $(cat "$work/s1.log")"
+a=$(stored_now)
+[ "$a" -lt $N ] || fail "the first run stored all $N before it was stopped"
+send 2> "$work/s2.log" & spid=$!; pids="$pids $spid"
+wait_stored $((a + 5000))
+kill -9 $spid; wait $spid 2>/dev/null
+b=$(stored_now)
+grep -q "resuming source 'gen' after record $a:" "$work/s2.log" || fail "second run: $(cat "$work/s2.log")"
+# The receiver killed with -9 mid-transfer, started again on its store and memo.
+send 2> "$work/s3.log" & spid=$!; pids="$pids $spid"
+wait_stored $((b + 5000))
+kill -9 $rpid; wait $rpid 2>/dev/null
+c=$(stored_now)
+start_recv r2 --config "$work/r.conf" --listen 127.0.0.1:$port
+wait $spid || fail "the third run exited $? after the receiver's restart: $(tail -3 "$work/s3.log")"
+python3 tests/sh/plr_check.py "$work/logs" $N $Z --resumed > "$work/plr.txt" || fail "store: $(cat "$work/plr.txt")"
+# Run again: nothing is left to send, nothing is stored twice.
+(send --deadline 20s) 2> "$work/s4.log" || fail "a rerun of a finished input exited $?: $(cat "$work/s4.log")"
+grep -q "after record $N:" "$work/s4.log" || fail "rerun: $(cat "$work/s4.log")"
+python3 tests/sh/plr_check.py "$work/logs" $N $Z --resumed > "$work/plr.txt" || fail "after the rerun: $(cat "$work/plr.txt")"
+# A shorter input than the receiver holds is refused in one line.
+$P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" --input logs --source gen --shape 1 \
+    --generate 10 --size $Z --resume --no-progress --deadline 20s 2> "$work/s5.log"; st=$?
+[ $st != 0 ] && grep -q "holds $N records of source 'gen', the input has only 10" "$work/s5.log" ||
+    fail "a short input: exit $st: $(cat "$work/s5.log")"
+stop_recv
+echo "resume ok: SIGINT at $a, kill -9 of the sender at $b, kill -9 of the receiver at $c of $N; $(cat "$work/plr.txt")"
