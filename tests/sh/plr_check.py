@@ -31,7 +31,7 @@ def expected(i, size):
 
 def check(d, count, size, runs_want, resumed=False):
     seen = {}
-    files = glob.glob(os.path.join(d, "*.plr"))
+    files = [d] if os.path.isfile(d) else glob.glob(os.path.join(d, "*.plr"))  # DIR or one FILE
     if not files:
         sys.exit("no record file in %s" % d)
     checked_crc = 0

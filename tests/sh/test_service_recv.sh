@@ -5,8 +5,9 @@
 # the control socket's place (RuntimeDirectory=).  Where systemd runs (systemctl
 # is-system-running), systemd-run could run the unit itself; elsewhere (containers) the same
 # restrictions are made by unshare -m and setpriv.  Then: a transfer, SIGHUP (the unit's
-# ExecReload) adding a peer mid-transfer, watched with show --json, and a reload that asks
-# for a directory outside the writable paths, refused in one line.
+# ExecReload) adding a peer mid-transfer, watched with show --json, a reload that asks
+# for a directory outside the writable paths, refused in one line, and a sender stopped by
+# SIGINT mid-transfer and run again with --resume, which stores every record once.
 set -u
 . tests/sh/tool_lib.sh
 top=$(pwd)
@@ -85,11 +86,28 @@ $P show --json "$sock" > "$work/b.json" || fail "show"
 [ "$(json "$work/b.json" 'len(j["peers"])')" = 2 ] && [ "$(json "$work/b.json" 'j["reloads"]')" = 1 ] || fail "after reload: $(cat "$work/b.json")"
 wait $spid || fail "the first send exited $?"
 first=$(json "$work/a.json" 'j["records_stored"]')
+
+# A sender stopped by SIGINT mid-transfer and run again with --resume: every record once.
+R=100000
+resend() { exec env --default-signal=INT $P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" --input logs \
+    --source again --shape 1 --generate $R --size 512 --resume --no-progress; }
+held() { f=$(ls "$state"/logs/*_again.plr 2>/dev/null | head -1); [ -n "$f" ] && echo $(( ($(stat -c %s "$f") - 192) / 540 )) || echo 0; }
+resend 2> "$work/again1.log" & spid=$!; pids="$pids $spid"
+i=0
+until [ "$(held)" -ge 2000 ]; do i=$((i + 1)); [ $i -gt 500 ] && fail "the resumed source stored $(held)"; sleep 0.02; done
+kill -INT $spid; wait $spid; st=$?
+[ $st = 6 ] || fail "the stopped sender exited $st, want 6: $(cat "$work/again1.log")"
+stopped=$(held)
+[ $stopped -lt $R ] || fail "the sender finished before it was stopped"
+(resend) 2> "$work/again2.log" || fail "the resumed sender exited $?: $(cat "$work/again2.log")"
+grep -q "resuming source 'again' after record" "$work/again2.log" || fail "no resume: $(cat "$work/again2.log")"
 kill -TERM $mainpid
 i=0
 while kill -0 $rpid 2>/dev/null; do i=$((i + 1)); [ $i -gt 100 ] && fail "the service did not stop"; sleep 0.05; done
 wait $rpid || fail "the service exited $?: $(tail -3 "$work/svc.log")"
 [ "$(stat -c %u "$state/logs")" = $uid ] || fail "the store is not the service user's"
-python3 "$top/tests/sh/plr_check.py" "$state/logs" 200000 512 > "$work/plr.txt" || fail "store: $(cat "$work/plr.txt")"
+python3 "$top/tests/sh/plr_check.py" "$state"/logs/*_out.plr 200000 512 > "$work/plr.txt" || fail "store: $(cat "$work/plr.txt")"
+python3 "$top/tests/sh/plr_check.py" "$state"/logs/*_again.plr $R 512 --resumed > "$work/plr2.txt" ||
+    fail "the resumed source: $(cat "$work/plr2.txt")"
 python3 "$top/tests/sh/plr_check.py" "$state/late" 5000 512 > "$work/plr.txt" || fail "the added input: $(cat "$work/plr.txt")"
-echo "service ok: recv under the unit's sandbox (uid $uid, read-only /, no capabilities); $first records stored when first seen; a peer added by reload sent 5000; a directory outside the writable paths refused"
+echo "service ok: recv under the unit's sandbox (uid $uid, read-only /, no capabilities); $first records stored when first seen; a peer added by reload sent 5000; a directory outside the writable paths refused; a sender stopped at $stopped of $R and resumed: $(cat "$work/plr2.txt")"
