@@ -187,9 +187,13 @@ typedef struct pl_pmtu {
     uint32_t probe_losses;   /* probes of probe_bytes lost in a row */
     uint32_t big_losses;     /* packets above the base lost since one above it was acknowledged */
     uint64_t raise_ns;       /* the search starts again then; PL_NONE: not planned */
+    uint64_t probe_at_ns;    /* pl_pmtu_probe_due may have a probe from then on (0: now, while
+                                no probe is in flight; raise_ns once the search is over) */
     uint64_t raise_interval_ns;  /* config.pmtu_raise_ns */
     uint8_t ack_small, ack_big;  /* the ACK being read acknowledged a packet of at most / above
                                     the base size (pl_pmtu_ack_done reads and clears them) */
+    uint32_t ack_quiet_bytes;    /* more packets of this size in the ACK being read tell nothing
+                                    new (no loss or change of the search since one was read); 0: none */
 } pl_pmtu;
 
 typedef struct pl_sender {
@@ -732,6 +736,7 @@ static inline uint64_t pl_sender_pacing_rate(const pl_sender *s) { return pl_cc_
 
 /* pmtu.c */
 void pl_pmtu_start(pl_pmtu *m, uint64_t raise_interval_ns);
+void pl_pmtu_forget_probe(pl_pmtu *m);
 uint32_t pl_pmtu_probe_due(pl_pmtu *m, uint64_t now_ns);
 void pl_pmtu_probe_sent(pl_sender *s, uint64_t pn);
 void pl_pmtu_on_larger(pl_sender *s, const pl_sent *e, uint64_t now_ns);
@@ -740,15 +745,16 @@ void pl_pmtu_black_hole(pl_sender *s, uint64_t now_ns);
 void pl_pmtu_hint(pl_sender *s, uint32_t kind, uint32_t bytes, uint64_t now_ns);
 
 /* Is a size probe perhaps due (pl_pmtu_probe_due says)?  Inline: asked before every packet,
- * and after a search almost always "no". */
+ * and after a search almost always "no", in one comparison. */
 static inline int pl_pmtu_searching(const pl_pmtu *m, uint64_t now_ns) {
-    return m->probe_pn == PL_NONE && (m->probe_bytes != 0 || now_ns >= m->raise_ns);
+    return now_ns >= m->probe_at_ns;
 }
 
 /* A packet was acknowledged (inline: once per packet).  One above the base clears the black
  * hole count; one larger than any acknowledged on the path as it is now raises the size. */
 static inline void pl_pmtu_on_acked(pl_sender *s, const pl_sent *e, uint64_t now_ns) {
     pl_pmtu *m = &s->pmtu;
+    if (e->bytes == m->ack_quiet_bytes) return;  /* the one comparison of almost every packet */
     if (e->bytes > PL_DATAGRAM_BASE) {
         m->ack_big = 1;
         m->big_losses = 0;
@@ -756,6 +762,7 @@ static inline void pl_pmtu_on_acked(pl_sender *s, const pl_sent *e, uint64_t now
         m->ack_small = 1;
     }
     if (e->bytes > m->acked && e->pn >= m->path_pn) pl_pmtu_on_larger(s, e, now_ns);
+    else if (e->bytes <= m->acked) m->ack_quiet_bytes = e->bytes;
 }
 
 /* After an ACK frame's packets and the losses it showed (inline: once per ACK): a black hole
@@ -765,6 +772,7 @@ static inline void pl_pmtu_ack_done(pl_sender *s, uint64_t now_ns) {
     int hole = m->ack_small && !m->ack_big && m->big_losses >= PL_PMTU_BLACK_HOLE_LOSSES &&
                m->bytes > PL_DATAGRAM_BASE;
     m->ack_small = m->ack_big = 0;
+    m->ack_quiet_bytes = 0;
     if (hole) pl_pmtu_black_hole(s, now_ns);
 }
 

@@ -30,6 +30,12 @@
 
 #define NO_FAILURE (PL_DATAGRAM_MOST + 1u)
 
+/* When pl_pmtu_probe_due may next have a probe: while one is in flight never (its fate
+ * decides first), else now if the search goes on, else at the raise. */
+static void probe_at(pl_pmtu *m) {
+    m->probe_at_ns = m->probe_pn != PL_NONE ? PL_NONE : m->probe_bytes != 0 ? 0 : m->raise_ns;
+}
+
 void pl_pmtu_start(pl_pmtu *m, uint64_t raise_interval_ns) {
     memset(m, 0, sizeof *m);
     m->bytes = m->acked = PL_DATAGRAM_BASE;
@@ -38,6 +44,14 @@ void pl_pmtu_start(pl_pmtu *m, uint64_t raise_interval_ns) {
     m->probe_pn = PL_NONE;
     m->raise_ns = PL_NONE;
     m->raise_interval_ns = raise_interval_ns;
+    probe_at(m);
+}
+
+/* A new run on the same path: its size and search stay, the old run's probe in flight is
+ * forgotten (its number means nothing in the new run). */
+void pl_pmtu_forget_probe(pl_pmtu *m) {
+    m->probe_pn = PL_NONE;
+    probe_at(m);
 }
 
 /* The next size to probe, or 0 when the search is over. */
@@ -52,11 +66,13 @@ static uint32_t next_size(const pl_pmtu *m) {
 /* The search goes on from what m knows now (a new target forgets any probe in flight: its
  * fate no longer decides anything). */
 static void retarget(pl_pmtu *m, uint64_t now_ns) {
+    m->ack_quiet_bytes = 0;
     m->probe_pn = PL_NONE;
     m->probe_losses = 0;
     m->probe_bytes = next_size(m);
     m->raise_ns = PL_NONE;
     if (m->probe_bytes == 0 && m->acked < PL_DATAGRAM_MOST) m->raise_ns = now_ns + m->raise_interval_ns;
+    probe_at(m);
     assert(m->acked >= PL_DATAGRAM_BASE && m->bytes >= PL_DATAGRAM_BASE && m->bytes <= PL_DATAGRAM_MOST);
 }
 
@@ -75,6 +91,7 @@ static void fall_to_base(pl_pmtu *m, uint32_t failed, uint64_t pn_next, uint64_t
  * with nothing to send has nothing to probe with. */
 uint32_t pl_pmtu_probe_due(pl_pmtu *m, uint64_t now_ns) {
     assert(m->raise_ns == PL_NONE || m->probe_bytes == 0);
+    assert(m->probe_at_ns == (m->probe_pn != PL_NONE ? PL_NONE : m->probe_bytes != 0 ? 0 : m->raise_ns));
     if (m->raise_ns != PL_NONE && now_ns >= m->raise_ns) {
         m->failed = NO_FAILURE;
         m->hinted = 0;
@@ -86,6 +103,7 @@ uint32_t pl_pmtu_probe_due(pl_pmtu *m, uint64_t now_ns) {
 void pl_pmtu_probe_sent(pl_sender *s, uint64_t pn) {
     assert(s->pmtu.probe_bytes > 0 && s->pmtu.probe_pn == PL_NONE);
     s->pmtu.probe_pn = pn;
+    probe_at(&s->pmtu);
     s->stats.pmtu_probes_sent++;
 }
 
@@ -101,6 +119,7 @@ void pl_pmtu_on_larger(pl_sender *s, const pl_sent *e, uint64_t now_ns) {
 
 void pl_pmtu_on_lost(pl_sender *s, const pl_sent *e, uint64_t now_ns) {
     pl_pmtu *m = &s->pmtu;
+    m->ack_quiet_bytes = 0;  /* the next packet acknowledged above the base clears big_losses */
     if (!e->size_probe) {
         /* A small packet lost as well (losses come in packet-number order, so the PTO probes
          * of an outage come after the packets they follow) says the path lost everything
@@ -111,6 +130,7 @@ void pl_pmtu_on_lost(pl_sender *s, const pl_sent *e, uint64_t now_ns) {
     s->stats.pmtu_probes_lost++;
     if (e->pn != m->probe_pn) return;
     m->probe_pn = PL_NONE;
+    probe_at(m);
     if (++m->probe_losses < PL_PMTU_PROBES_MOST) return;
     m->failed = m->probe_bytes;
     if (m->bytes >= m->failed) m->bytes = m->acked;     /* a hinted size that did not pass */

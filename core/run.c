@@ -98,6 +98,6 @@ void pl_sender_run_move(pure_link *pl, pl_sender *s, uint64_t now_ns) {
     assert(rc == 0);  /* E(0) of the same two keys computed at open */
     (void)rc;
     s->pmtu = keep.pmtu;             /* the same path: its size stays, its probe was the old run's */
-    s->pmtu.probe_pn = PL_NONE;
+    pl_pmtu_forget_probe(&s->pmtu);
     memset(&keep, 0, sizeof keep);  /* the old run's keys */
 }

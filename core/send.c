@@ -8,13 +8,14 @@ typedef struct plan {
     uint64_t off, len;     /* record-stream range; len 0: none */
     uint8_t trial, copy;
     uint32_t size_probe;   /* a probe of this datagram size (pmtu.c): PING, then PADDING to it */
+    uint64_t limit;        /* the credit's end when planned (pl_sender_credit_off) */
 } plan;
 
 
 /* Chooses the record bytes: lost ranges first (oldest first), then new bytes, both within
  * the credit.  Returns 0 when there is nothing to send. */
 static int pick_records(pl_sender *s, uint64_t room, plan *p) {
-    uint64_t limit = pl_sender_credit_off(s);
+    uint64_t limit = p->limit;
     pl_rangeset_remove_below(&s->resend, s->stored_off);
     if (s->resend.count > 0 && s->resend.r[0].lo < limit) {
         uint64_t lo = s->resend.r[0].lo, hi = s->resend.r[0].hi;
@@ -89,9 +90,8 @@ static void copies_drop_due(pl_sender *s, uint64_t now_ns) {
     while (s->copies_count > 0 && s->copies[0].due_ns <= now_ns) copy_pop(s);
 }
 
-/* Record bytes the sender may send now (within the credit). */
-static int has_records(const pl_sender *s) {
-    uint64_t limit = pl_sender_credit_off(s);
+/* Record bytes the sender may send now (below limit, the credit's end). */
+static int has_records(const pl_sender *s, uint64_t limit) {
     return s->next_off < limit || (s->resend.count > 0 && s->resend.r[0].lo < limit);
 }
 
@@ -100,24 +100,27 @@ static int has_records(const pl_sender *s) {
  * OFFER's).  It carries neither records nor control frames, so its loss costs nothing but
  * itself. */
 static int plan_size_probe(pl_sender *s, uint64_t now_ns, plan *p) {
-    if (!pl_pmtu_searching(&s->pmtu, now_ns) || s->epoch == 0 || s->refused || !has_records(s)) return 0;
+    if (!pl_pmtu_searching(&s->pmtu, now_ns) || s->epoch == 0 || s->refused || !has_records(s, p->limit)) return 0;
     uint32_t size = pl_pmtu_probe_due(&s->pmtu, now_ns);
     if (size == 0) return 0;
+    uint64_t limit = p->limit;
     memset(p, 0, sizeof *p);
+    p->limit = limit;
     p->ping = 1;
     p->size_probe = size;
     return 1;
 }
 
-/* Bytes of a full packet: the size found (pmtu.c), but the base for the loss timer's probes,
- * which must come through a black hole to show it. */
+/* Bytes of a full packet: the size found (pmtu.c, never below the base), but the base for
+ * the loss timer's probes, which must come through a black hole to show it. */
 static size_t datagram_bytes(const pl_sender *s, int probe) {
-    return probe && s->pmtu.bytes > PL_DATAGRAM_BASE ? PL_DATAGRAM_BASE : s->pmtu.bytes;
+    return probe ? PL_DATAGRAM_BASE : s->pmtu.bytes;
 }
 
 /* Decides whether a datagram is due now and what it carries.  Returns 0 if none. */
 static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, plan *p) {
     memset(p, 0, sizeof *p);
+    p->limit = pl_sender_credit_off(s);
     p->offer = s->offer_epoch != 0 && (s->offers_in_flight == 0 || probe);
     p->response = s->response_pending && s->responses_in_flight == 0;
     size_t room_all = datagram_bytes(s, probe) - header_bytes(pn_len) - PURE_LINK_TAG_BYTES;
@@ -215,8 +218,10 @@ static void copy_later(const pure_link *pl, pl_sender *s, const pl_sent *e, uint
     s->copies[s->copies_count++] = (struct pl_copy){e->pn, e->off, e->len, now_ns + gap};
 }
 
-static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn, size_t bytes, uint64_t now_ns) {
-    pl_sent *e = &s->sent[pn % s->sent_most];
+/* e: the packet's entry in the ring of sent packets. */
+static void record_sent(pure_link *pl, pl_sender *s, pl_sent *e, const plan *p, uint64_t pn, size_t bytes,
+                        uint64_t now_ns) {
+    assert(e->state != PL_SENT_FLIGHT);
     memset(e, 0, sizeof *e);
     e->pn = pn;
     e->sent_ns = now_ns;
@@ -237,7 +242,7 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
     e->tx_in_flight = s->bytes_in_flight + bytes;
     e->rate_app_limited = s->app_limited_mark != 0;
     /* App-limited: after this packet the sender has nothing more it may send. */
-    e->app_limited = s->resend.count == 0 && p->off + p->len >= pl_sender_credit_off(s);
+    e->app_limited = s->resend.count == 0 && p->off + p->len >= p->limit;
     s->offers_in_flight += p->offer;
     s->responses_in_flight += p->response;
     s->bytes_in_flight += bytes;
@@ -276,20 +281,13 @@ static void record_sent(pure_link *pl, pl_sender *s, const plan *p, uint64_t pn,
     copy_later(pl, s, e, now_ns);
     pl_cc_on_sent(&s->cc, bytes, now_ns);
     pl_pacer_on_sent(&s->pacer, bytes, now_ns);
-    (void)pl;
-}
-
-/* The slot for the next packet number must not hold a packet still in flight. */
-static int sent_slot_free(const pl_sender *s) {
-    const pl_sent *e = &s->sent[s->pn_next % s->sent_most];
-    return e->state != PL_SENT_FLIGHT;
 }
 
 /* May a datagram go now, and with what?  1: yes, *p planned; 0: held by pacing (its wait
  * becomes a deadline); -1: not now (no slot, nothing to send, window full). */
-static int ready(pl_sender *s, uint64_t now_ns, int probe, unsigned pn_len, plan *p) {
+static int ready(pl_sender *s, const pl_sent *slot, uint64_t now_ns, int probe, unsigned pn_len, plan *p) {
     if (probe) pl_sender_free_slot(s, now_ns);  /* a probe always finds a slot */
-    if (!sent_slot_free(s)) return -1;
+    if (slot->state == PL_SENT_FLIGHT) return -1;  /* the next number's slot holds a packet in flight */
     if (!plan_next(s, now_ns, pn_len, probe, p)) {
         /* Nothing to send with room in the window: rate samples until this flight is
          * delivered say less than the path can do. */
@@ -318,8 +316,9 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
     /* A probe carries the whole low 32 bits: the receiver may have restarted (from its
      * memo, or after LOST) and then decodes packet numbers with nothing to go by. */
     unsigned pn_len = probe ? PL_PN_LEN_MOST : pl_pn_len_for(pn, s->pn_anchor);
+    pl_sent *e = &s->sent[pn % s->sent_most];
     plan p;
-    int go = ready(s, now_ns, probe, pn_len, &p);
+    int go = ready(s, e, now_ns, probe, pn_len, &p);
     if (go <= 0) {
         if (go < 0) copies_drop_due(s, now_ns);  /* only pacing keeps a due copy waiting */
         return 0;
@@ -348,8 +347,8 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
     s->pn_next++;
     if (probe) s->probes_due--;
     if (s->epoch > 0) s->live_proof_due = 0;  /* any packet of epoch >= 1 is the proof */
-    record_sent(pl, s, &p, pn, bytes, now_ns);
-    memcpy(s->sent[pn % s->sent_most].tag, buf + at, PL_LOST_TAG_BYTES);  /* what a LOST must echo */
+    record_sent(pl, s, e, &p, pn, bytes, now_ns);
+    memcpy(e->tag, buf + at, PL_LOST_TAG_BYTES);  /* what a LOST must echo */
     pl_sender_arm_loss_timer(s, now_ns);
     *to = s->wiring.receiver_addr;
     return (int)bytes;
