@@ -2,9 +2,10 @@
  * made durable and a deadline query cost as the number of wired peers and live runs grows.
  * One receiver, sized for 10,000 peers and 40,000 run slots with a 256 MiB pool whatever
  * the count, wires PEERS keys; one sender, wired last, streams 1 KiB records to it.  With
- * `runs` every other wired key first builds a live run (its stream opened and accepted, no
- * record), so the receiver also holds PEERS run slots; `memo` is `runs` with the memo on
- * (each run's epoch 1 written, and made durable at once by the host).
+ * `runs` every other wired key first builds a live run (its first packet, the OFFER, opened
+ * and answered; the short-lived sender queues no record, so no stream opens), so the
+ * receiver also holds PEERS run slots; `memo` is `runs` with the memo on (each run's epoch 1
+ * written, and made durable at once by the host).
  * Cipher: a copy; X25519: a stand-in whose two sides agree (it is not a Diffie-Hellman, so
  * thousands of keys cost nothing to make); HKDF is the core's own.
  *

@@ -60,4 +60,4 @@ for runs in $counts; do
     printf '    %5d  %15d %7s  %14d %7s  %16d  %14d\n' "$runs" "$per_packet" "$packet_ratio" "$up" "$up_ratio" \
         "$per_memo" $((deadline / queries))
 done
-echo "  (÷ 1: to the first row; goal: per data packet within 1.20 at 10,000 runs, per run up flat)"
+echo "  (÷ 1: to the first row that has the figure; goal: per data packet within 1.20 at 10,000 runs, per run up flat)"
