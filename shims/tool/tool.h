@@ -121,6 +121,11 @@ void tool_report_close(tool_report *r);
 void tool_report_event(tool_report *r, const pure_link_event *ev, int refused, uint64_t now_ns);
 void tool_report_datagram(tool_report *r, int sent, const pure_link_addr *peer, size_t len, uint64_t now_ns);
 void tool_report_metrics(tool_report *r, const pure_link_stats *s, uint64_t now_ns);
+/* What the path said (an ICMP error or a refusal the backend read: "transport:path_hint"),
+ * and a line the sender told about it ("app:path_told", KIND a word for the line), in the
+ * trace in the order they happened: how soon a line follows its cause reads off one clock. */
+void tool_report_hint(tool_report *r, const pl_io_hint *h, uint64_t now_ns);
+void tool_report_told(tool_report *r, const char *kind, uint64_t now_ns);
 /* Writes {"command":..., "seconds":..., "endpoint":{...}, "io":{...}, extra} to stats_path. */
 int tool_report_stats(tool_report *r, const char *command, const pure_link_stats *endpoint, const pure_link_stats *sender,
                       const pl_io_stats *io, const char *extra_json, uint64_t now_ns);

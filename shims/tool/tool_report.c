@@ -139,6 +139,27 @@ void tool_report_metrics(tool_report *r, const pure_link_stats *s, uint64_t now_
     sim_trace_u64(t, "packets_sent", s->packets_sent);
     sim_trace_u64(t, "packets_lost", s->packets_lost);
     sim_trace_u64(t, "records_stored", s->records_stored);
+    sim_trace_u64(t, "datagram_bytes", s->datagram_bytes);
+    sim_trace_end(t);
+}
+
+void tool_report_hint(tool_report *r, const pl_io_hint *h, uint64_t now_ns) {
+    sim_trace *t = r->qlog;
+    if (t == NULL) return;
+    char who[64] = "";
+    sim_trace_begin(t, now_ns - r->start_ns, "transport:path_hint");
+    sim_trace_str(t, "kind", h->kind == PL_IO_HINT_PORT_UNREACHABLE ? "port_unreachable"
+                             : h->kind == PL_IO_HINT_HOST_UNREACHABLE ? "host_unreachable" : "too_big");
+    if (h->from.len) sim_trace_str(t, "from", pl_addr_format_host(&h->from, who, sizeof who));
+    if (h->mtu) sim_trace_u64(t, "mtu", h->mtu);
+    sim_trace_end(t);
+}
+
+void tool_report_told(tool_report *r, const char *kind, uint64_t now_ns) {
+    sim_trace *t = r->qlog;
+    if (t == NULL) return;
+    sim_trace_begin(t, now_ns - r->start_ns, "app:path_told");
+    sim_trace_str(t, "kind", kind);
     sim_trace_end(t);
 }
 

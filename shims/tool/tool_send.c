@@ -56,7 +56,7 @@ typedef struct sender_tool {
     pure_link_addr to;
     uint64_t answer_check_ns, answered_ns, opened_seen;
     int told_port, told_host, told_silent;
-    uint64_t size_told, size_seen, size_since_ns, black_holes_told;   /* datagram sizes */
+    uint64_t size_told, size_seen, probes_seen, size_since_ns, black_holes_told;   /* datagram sizes */
 } sender_tool;
 
 static const char *reason_text(uint32_t reason) {
@@ -351,41 +351,56 @@ static int on_event(void *ctx, pure_link *pl, const pure_link_event *ev, int ref
 
 static const char *to_text(const sender_tool *t, char *buf, size_t len) { return pl_addr_format(&t->to, buf, len); }
 
-/* Looks at the answers the endpoint opened (authenticated packets from the receiver): none
- * at all since the start, or none for a while in the middle, is told once; their return
- * is told too. */
-static void watch_answers(sender_tool *t, pure_link *pl, uint64_t now) {
+/* The answers the endpoint opened (authenticated packets from the receiver) so far: 1 when
+ * more came since the last look (then noted, with the time). */
+static int answers_came(sender_tool *t, pure_link *pl, uint64_t now) {
     pure_link_stats ep = {.version = PURE_LINK_STATS_VERSION};
     pure_link_stats_get(pl, -1, &ep);
+    if (ep.packets_opened == t->opened_seen) return 0;
+    t->opened_seen = ep.packets_opened, t->answered_ns = now;
+    return 1;
+}
+
+/* Looks at the answers: none at all since the start, or none for a while in the middle, is
+ * told once; their return after any line about the path is told too. */
+static void watch_answers(sender_tool *t, pure_link *pl, uint64_t now) {
     char where[64];
-    if (ep.packets_opened != t->opened_seen) {
-        if (t->told_silent && t->opened_seen)
+    uint64_t opened_before = t->opened_seen, answered_before = t->answered_ns;
+    if (answers_came(t, pl, now)) {
+        if ((t->told_silent || t->told_port || t->told_host) && opened_before) {
             tool_log("answers from %s again after %.1f s", to_text(t, where, sizeof where),
-                     (double)(now - t->answered_ns) / 1e9);
-        else if (t->told_silent || t->told_port || t->told_host)
+                     (double)(now - answered_before) / 1e9);
+            tool_report_told(&t->report, "answers_again", now);
+        } else if (t->told_silent || t->told_port || t->told_host) {
             tool_log("answers from %s after %.1f s", to_text(t, where, sizeof where),
                      (double)(now - t->report.start_ns) / 1e9);
-        t->opened_seen = ep.packets_opened, t->answered_ns = now;
+            tool_report_told(&t->report, "answers", now);
+        }
         t->told_silent = t->told_port = t->told_host = 0;
         return;
     }
     uint64_t since = t->opened_seen ? t->answered_ns : t->report.start_ns;
     if (t->told_silent || now - since < SILENCE_NS || t->done || (t->closed && t->stored == t->queued)) return;
     t->told_silent = 1;
-    if (t->opened_seen == 0 && !t->told_port && !t->told_host)
+    if (t->opened_seen == 0 && !t->told_port && !t->told_host) {
         tool_log("nothing came back from %s in %.1f s: check the address (--to), that no firewall drops UDP "
                  "to port %u or its answers, and that --peer is the receiver's public key (pure-link pub "
                  "RECEIVER.key): a receiver answers nothing to a wrong key; still trying",
                  to_text(t, where, sizeof where), (double)(now - since) / 1e9, pl_addr_port(&t->to));
-    else if (t->opened_seen != 0)
+        tool_report_told(&t->report, "nothing_back", now);
+    } else if (t->opened_seen != 0 && !t->told_port && !t->told_host) {   /* an ICMP line said why */
         tool_log("no answer from %s for %.1f s (%lld of %lld records stored): the path or the receiver is "
                  "down; still trying", to_text(t, where, sizeof where), (double)(now - since) / 1e9,
                  (long long)t->stored, (long long)t->queued);
+        tool_report_told(&t->report, "no_answer", now);
+    }
 }
 
-#define SIZE_SETTLED_NS 1500000000ull   /* a size below the full one kept this long is told */
+#define SIZE_SETTLED_NS 1000000000ull   /* a size below the full one, kept this long with no size
+                                           probe sent, is told */
 /* The datagram size the endpoint found, told when it is below the full size: at once after
- * a black hole, else once larger probes were lost and the size held for a while. */
+ * a black hole, else once larger probes were lost and the search has ended (the size held,
+ * and no probe sent, for a while: a size the search only passed through is not told). */
 static void watch_size(sender_tool *t, pure_link *pl, uint64_t now) {
     pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
     if (pure_link_stats_get(pl, t->sender, &st) != 0) return;
@@ -395,9 +410,10 @@ static void watch_size(sender_tool *t, pure_link *pl, uint64_t now) {
         tool_log("full-size datagrams to %s were lost while smaller ones arrived (a smaller MTU on the path, "
                  "its ICMP blocked): going on at %llu B", to_text(t, where, sizeof where),
                  (unsigned long long)st.datagram_bytes);
+        tool_report_told(&t->report, "black_hole", now);
     }
-    if (st.datagram_bytes != t->size_seen) {
-        t->size_seen = st.datagram_bytes, t->size_since_ns = now;
+    if (st.datagram_bytes != t->size_seen || st.pmtu_probes_sent != t->probes_seen) {
+        t->size_seen = st.datagram_bytes, t->probes_seen = st.pmtu_probes_sent, t->size_since_ns = now;
         return;
     }
     if (st.datagram_bytes >= PURE_LINK_DATAGRAM_MOST || st.datagram_bytes == t->size_told || st.pmtu_probes_lost == 0 ||
@@ -406,31 +422,38 @@ static void watch_size(sender_tool *t, pure_link *pl, uint64_t now) {
     t->size_told = st.datagram_bytes;
     tool_log("only datagrams of up to %llu B get through to %s (larger ones were lost): going on at that size",
              (unsigned long long)st.datagram_bytes, to_text(t, where, sizeof where));
+    tool_report_told(&t->report, "size_found", now);
 }
 
 /* What the kernel said about the path to the receiver (ICMP, read by the backend). */
 static void on_hint(void *ctx, const pl_io_hint *h, uint64_t now) {
     sender_tool *t = ctx;
     if (h->to.len != t->to.len || memcmp(h->to.bytes, t->to.bytes, t->to.len) != 0) return;
+    tool_report_hint(&t->report, h, now);
     char where[64], who[64];
     to_text(t, where, sizeof where);
     if (h->from.len) pl_addr_format_host(&h->from, who, sizeof who);   /* an ICMP's source has no port */
     else snprintf(who, sizeof who, "this host");
+    /* Answers opened before this error are not its end: only those after it are. */
+    if ((h->kind == PL_IO_HINT_PORT_UNREACHABLE && !t->told_port) || (h->kind == PL_IO_HINT_HOST_UNREACHABLE && !t->told_host))
+        answers_came(t, t->pl, now);
     if (h->kind == PL_IO_HINT_PORT_UNREACHABLE && !t->told_port) {
         t->told_port = 1;
         tool_log("the receiver's port is closed: %s answered ICMP port unreachable for %s (is pure-link recv "
                  "running there, listening on that port?); still trying", who, where);
+        tool_report_told(&t->report, "port_closed", now);
     } else if (h->kind == PL_IO_HINT_HOST_UNREACHABLE && !t->told_host) {
         t->told_host = 1;
         tool_log("the receiver's host is unreachable: %s answered ICMP unreachable for %s (no route or no "
                  "link to it, or a firewall that rejects; check --to); still trying", who, where);
+        tool_report_told(&t->report, "host_unreachable", now);
     } else if (h->kind == PL_IO_HINT_TOO_BIG && h->datagram_bytes && h->datagram_bytes < PURE_LINK_DATAGRAM_MOST &&
                h->datagram_bytes != t->size_told) {
         t->size_told = h->datagram_bytes;
         tool_log("the path to %s carries datagrams of at most %u B (MTU %u, said by %s): going on with "
                  "smaller ones", where, h->datagram_bytes, h->mtu, who);
+        tool_report_told(&t->report, "too_big", now);
     }
-    (void)now;
 }
 
 static int on_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {

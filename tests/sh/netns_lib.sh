@@ -177,34 +177,12 @@ netns_dgram() {
     echo "$sizes"
 }
 
-# netns_both NAME TO DEADLINE ARGS...: senders NAME_posix and NAME_uring at once (the two
-# socket backends) of 100 records to TO, from $t0, with --deadline DEADLINE.
-netns_both() {
-    case_name=$1 case_to=$2 case_deadline=$3; shift 3
-    t0=$(date +%s%N)
-    io=posix netns_send ${case_name}_posix "$case_to" --input small --generate 100 --deadline $case_deadline "$@"
-    p_posix=$spid
-    io=uring netns_send ${case_name}_uring "$case_to" --input small --generate 100 --deadline $case_deadline "$@"
-    p_uring=$spid
+# readme LINE TO: README.md's "Real networks" gives the tool's LINE, its values named (ADDR for
+# TO, H, T, N, PORT).  secs NS: NS nanoseconds as seconds with 3 decimals.
+readme() {
+    named=$(echo "$1" | sed "s/^pure-link send: //; s/$2/ADDR/g; s/10\.9\.[12]\.1 answered/H answered/; s/10\.9\.2\.2 answered/H answered/;
+        s/ in N\.N s:/ in T s:/; s/ for [0-9.]* s / for T s /; s/ after [0-9.]* s$/ after T s/;
+        s/(\([0-9]*\) of \([0-9]*\) records/(N of M records/; s/ going on at [0-9]* B$/ going on at N B/; s/port $RECV_PORT /port PORT /; s/ up to [0-9]* B / up to N B /")
+    grep -qF "\`$named\`" README.md || fail "README.md lacks the line \`$named\`"
 }
-# netns_expect NAME PATTERN: each of the two netns_both started logs PATTERN within 5 s (the
-# time each line was first seen is printed), and each exits 5 (--deadline).
-netns_expect() {
-    seen_posix=""; seen_uring=""
-    while [ -z "$seen_posix" ] || [ -z "$seen_uring" ]; do
-        ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-        for b in posix uring; do
-            eval "seen=\$seen_$b"
-            [ -z "$seen" ] && grep -q "$2" "$work/$1_$b.log" 2>/dev/null && eval "seen_$b=$ms"
-        done
-        [ $ms -lt 5000 ] || fail "no line '$2' in 5 s from $1 (posix: ${seen_posix:-none}, uring: ${seen_uring:-none})"
-        sleep 0.02
-    done
-    for b in posix uring; do
-        eval "wait \$p_$b"; code=$?
-        [ "$code" = 5 ] || fail "$1 ($b): exit $code, want 5 (--deadline)"
-        eval "ms=\$seen_$b"
-        printf '  %s (%s): after %d.%03d s: %s...\n' "$1" $b $((ms / 1000)) $((ms % 1000)) \
-            "$(grep "$2" "$work/$1_$b.log" | head -1 | sed 's/^[0-9TZ:.-]* //' | cut -c1-100)"
-    done
-}
+secs() { printf '%d.%03d' $(($1 / 1000000000)) $(($1 / 1000000 % 1000)); }
