@@ -54,7 +54,8 @@ sim_exp_stat sim_exp_stat_of(const sim_grid_figures *runs, size_t n, size_t offs
     for (size_t i = 0; i < n; i++) {
         double v;
         const char *at = (const char *)&runs[i] + offset;
-        if (offset == offsetof(sim_grid_figures, packets_sent) || offset == offsetof(sim_grid_figures, packets_lost) ||
+        if (offset == offsetof(sim_grid_figures, packets_sent) || offset == offsetof(sim_grid_figures, replies_sent) ||
+            offset == offsetof(sim_grid_figures, packets_lost) ||
             offset == offsetof(sim_grid_figures, packets_retransmitted) || offset == offsetof(sim_grid_figures, dropped_queue))
             v = (double)*(const uint64_t *)(const void *)at;
         else v = *(const double *)(const void *)at;
@@ -184,6 +185,7 @@ static void m6_json(const m6_cell *c, const sim_grid_figures *r, const sim_exp_o
     json_stat(stdout, "max_ms", SIM_EXP_STAT(r, n, max_ms), lat);
     json_stat(stdout, "framing_bytes_per_full_packet", SIM_EXP_STAT(r, n, framing_bytes_per_full_packet), 1);
     json_stat(stdout, "packets_sent", SIM_EXP_STAT(r, n, packets_sent), 1);
+    json_stat(stdout, "replies_sent", SIM_EXP_STAT(r, n, replies_sent), 1);
     json_stat(stdout, "packets_lost", SIM_EXP_STAT(r, n, packets_lost), 1);
     json_stat(stdout, "packets_retransmitted", SIM_EXP_STAT(r, n, packets_retransmitted), 1);
     json_stat(stdout, "dropped_queue", SIM_EXP_STAT(r, n, dropped_queue), 1);

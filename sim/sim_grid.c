@@ -37,6 +37,7 @@ static void first_link_figures(const sim_world *w, sim_grid_figures *f) {
     const sim_link *l = &w->links[0];
     const sim_node *from = &w->nodes[l->from], *to = &w->nodes[l->to];
     f->packets_sent = from->datagrams_sent;
+    f->replies_sent = to->datagrams_sent;
     double record_bytes = (double)l->host_delivered * (double)l->spec->record_bytes;
     if (to->bytes_received > 0 && record_bytes <= (double)to->bytes_received)
         f->framing_bytes_per_full_packet = PURE_LINK_DATAGRAM_MOST * (1.0 - record_bytes / (double)to->bytes_received);

@@ -23,6 +23,7 @@ typedef struct sim_grid_figures {
     double p50_ms, p99_ms, max_ms; /* paced links: write -> first hand-over */
     uint64_t latency_samples;
     uint64_t packets_sent;        /* datagrams of the first link's sending node */
+    uint64_t replies_sent;        /* datagrams of the first link's receiving node (its replies) */
     uint64_t packets_lost, packets_retransmitted; /* the endpoints' statistics */
     uint64_t dropped_queue;       /* datagrams and segments the bottleneck queues dropped */
     /* 1,452 x (1 - record bytes handed over / datagram bytes the first link's receiver got

@@ -26,7 +26,7 @@ def lines(name): return [json.loads(l) for l in open(os.path.join(d, name))]
 m6 = lines("m6.json")
 check("m6: 16 cases", len(m6) == 16, len(m6))
 fields = ["rtt_ms", "loss", "jitter_ms", "mode", "goodput_mbit", "p50_ms", "p99_ms", "max_ms",
-          "framing_bytes_per_full_packet", "packets_sent", "seed", "cc", "seeds", "spread", "goal", "met", "anchors", "error"]
+          "framing_bytes_per_full_packet", "packets_sent", "replies_sent", "seed", "cc", "seeds", "spread", "goal", "met", "anchors", "error"]
 for c in m6:
     missing = [f for f in fields if f not in c]
     check("m6 %s %s ms %s jitter %s: every field" % (c["mode"], c["rtt_ms"], c["loss"], c["jitter_ms"]), not missing, missing)
@@ -36,6 +36,7 @@ for c in m6:
     paced = c["mode"] == "paced"
     check("m6: latency only for paced cases", (c["p99_ms"] is not None) == paced, c["p99_ms"])
     check("m6: seeds 2", c["seeds"] == 2 and c["packets_sent"] > 0)
+    check("m6: the receiver replied", 0 < c["replies_sent"] < 3 * c["packets_sent"], c["replies_sent"])
 modes = [(c["mode"], c["rtt_ms"], c["loss"], c["jitter_ms"]) for c in m6]
 check("m6: the seed's 12 bulk and 4 paced cells", len(set(modes)) == 16 and sum(m[0] == "bulk" for m in modes) == 12)
 bulk0 = [c for c in m6 if c["mode"] == "bulk" and c["loss"] == 0]
