@@ -249,7 +249,7 @@ FUZZ_TOOL_SRC := shims/tool/tool_config.c shims/tool/tool_keys.c shims/tool/tool
 $(B)/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_TOOL_SRC) $(FUZZ_DEPS) $(SHIM_A) $(SIM_A) $(HEADERS)
 	@mkdir -p $(B)
 	@echo "  FUZZ  $@"
-	@clang $(FUZZ_FLAGS) -std=gnu11 -o $@ $< $(FUZZ_TOOL_SRC) $(CORE_SRC) $(SHIM_A) $(SIM_A) $(LIBS) -luring -lpthread
+	@clang $(FUZZ_FLAGS) -std=gnu11 $(SHIM_INC) -Isim -o $@ $< $(FUZZ_TOOL_SRC) $(CORE_SRC) $(SHIM_A) $(SIM_A) $(LIBS) -luring -lpthread
 $(B)/fuzz_%_aead: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(B)
 	@echo "  FUZZ  $@"
