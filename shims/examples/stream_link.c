@@ -68,10 +68,15 @@ static void service(side *s) {
     } while (busy);
 }
 
-/* Writes what the stream takes now; -1 when the other end is gone. */
+/* The other end closed its stream: a reset (TCP resets a close with unread data in it) or a
+ * broken pipe is the end of the stream, as a read of 0 is, not an error. */
+static int gone(int e) { return e == ECONNRESET || e == EPIPE; }
+
+/* Writes what the stream takes now; 1 when the other end is gone, -1 on an error.  No
+ * SIGPIPE: the other end may close while this side still has replies to write. */
 static int flush(side *s) {
-    ssize_t n = write(s->fd, s->out, s->out_len);
-    if (n < 0) return errno == EAGAIN ? 0 : -1;
+    ssize_t n = send(s->fd, s->out, s->out_len, MSG_NOSIGNAL);
+    if (n < 0) return errno == EAGAIN ? 0 : gone(errno) ? 1 : -1;
     memmove(s->out, s->out + n, s->out_len - (size_t)n);
     s->out_len -= (size_t)n;
     return 0;
@@ -82,7 +87,7 @@ static int flush(side *s) {
 static int take(side *s) {
     ssize_t n = read(s->fd, s->in + s->in_len, sizeof s->in - s->in_len);
     if (n == 0) return 1;
-    if (n < 0) return errno == EAGAIN ? 0 : -1;
+    if (n < 0) return errno == EAGAIN ? 0 : gone(errno) ? 1 : -1;
     s->in_len += (size_t)n;
     size_t at = 0;
     while (s->in_len - at >= 2) {
@@ -116,7 +121,7 @@ static int run(side *s) {
         if (rc != 0) return rc > 0 ? 0 : -1;
         if (pure_link_deadline(s->pl) <= now_ns()) pure_link_tick(s->pl, now_ns());
         service(s);
-        if (s->out_len && flush(s) != 0) return -1;
+        if (s->out_len && (rc = flush(s)) != 0) return rc > 0 ? 0 : -1;
     }
 }
 
