@@ -354,6 +354,12 @@ typedef struct pl_run {
     uint64_t host_mark;                    /* records below this the host already stored */
     uint8_t resume_asked;                  /* bound by a STREAM without record bytes (§4.3) */
     uint64_t deliver_off, deliver_record;  /* next record to hand over */
+    /* The record at deliver_off as its prefix was read ([head_start, head_stop) holds its
+     * bytes), while head_stop != 0: delivery waiting for the rest of a record reads the
+     * prefix once, not at every packet and stored mark.  Zeroed wherever deliver_off moves
+     * other than past the record, when bytes before head_start are written again (stream.c),
+     * and by pl_run_clear. */
+    uint64_t head_start, head_stop;
     uint64_t stored_off, stored_record;    /* host's durable mark */
     uint64_t delivered_bytes, delivered_records;   /* for the credit formula */
     /* Record bytes [stored_off, ...) in blocks of the receive pool (pool.c). */

@@ -87,6 +87,7 @@ static void rebase(pure_link *pl, pl_run *r, uint64_t base_record, uint64_t base
     if (base_record <= r->deliver_record || base_off <= r->deliver_off) return;
     r->deliver_record = base_record;
     r->deliver_off = base_off;
+    r->head_stop = 0;
     if (r->stored_record < base_record) {
         uint64_t from = r->stored_off;
         r->stored_record = base_record;
@@ -114,6 +115,7 @@ static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, int alone, ui
     r->base_record = f->stream.base_record;
     r->deliver_record = r->stored_record = f->stream.base_record;
     r->deliver_off = r->stored_off = f->stream.base_offset;
+    r->head_stop = 0;
     r->delivered_bytes = r->delivered_records = 0;
     r->stream_unknown_flag = 0;
     r->resume_asked = (uint8_t)alone;
@@ -135,6 +137,7 @@ static void resume_from(pure_link *pl, pl_run *r, uint64_t m) {
     pl_run_have_clear(pl, r);
     r->base_record = r->deliver_record = r->stored_record = m;
     r->deliver_off = r->stored_off = m;
+    r->head_stop = 0;
     r->stored_pending = 1;
 }
 
@@ -185,6 +188,7 @@ static int on_records(pure_link *pl, pl_run *r, const pl_frame *f) {
     if (lo < r->deliver_off) lo = r->deliver_off;
     if (hi > window_hi) hi = window_hi;  /* beyond memory: not accepted, the sender resends */
     if (lo >= hi) return whole;
+    if (lo < r->head_start) r->head_stop = 0;  /* the prefix read may be written again */
     if (pl_run_mem_write(pl, r, lo, rec->data + (lo - off), (size_t)(hi - lo)) != 0 ||
         pl_run_have_add(pl, r, lo, hi) != 0) {
         pl->stats.dropped_no_room++;
@@ -254,26 +258,36 @@ static void stream_break(pure_link *pl, pl_run *r) {
     pl_run_mem_broken(pl, r);
 }
 
+/* Reads the prefix of the record at r->deliver_off (received bytes up to end) into
+ * r->head_start and r->head_stop: 0, or -1 when delivery stops there (the prefix is not all
+ * here yet, or the stream broke). */
+static int head_read(pure_link *pl, pl_run *r, uint64_t end) {
+    uint8_t buf[8];
+    size_t got;
+    const uint8_t *head = ring_peek(pl, r, r->deliver_off, end, buf, &got);
+    uint64_t len;
+    int pl_len = pl_record_prefix_get(head, got, &len);
+    if (pl_len == PL_WIRE_TRUNCATED) return -1;           /* prefix not all here yet */
+    if (pl_len < 0) {
+        stream_break(pl, r);
+        return -1;
+    }
+    uint64_t start = r->deliver_off + (uint64_t)pl_len, stop = start + len;
+    if (r->deliver_record > PL_RECORD_NUMBER_MOST || stop > PL_STREAM_OFFSET_MOST) {
+        stream_break(pl, r);                              /* past what a run's stream holds */
+        return -1;
+    }
+    r->head_start = start, r->head_stop = stop;
+    return 0;
+}
+
 /* Hands complete records to the host, in order, while the event queue has room. */
 void pl_receiver_deliver(pure_link *pl, pl_run *r) {
     if (r->stream_state != PL_STREAM_ACCEPTED || !r->fresh || r->broken) return;
     while (r->have.count > 0 && r->have.r[0].lo <= r->deliver_off) {
         uint64_t end = r->have.r[0].hi;
-        uint8_t buf[8];
-        size_t got;
-        const uint8_t *head = ring_peek(pl, r, r->deliver_off, end, buf, &got);
-        uint64_t len;
-        int pl_len = pl_record_prefix_get(head, got, &len);
-        if (pl_len == PL_WIRE_TRUNCATED) break;           /* prefix not all here yet */
-        if (pl_len < 0) {
-            stream_break(pl, r);
-            break;
-        }
-        uint64_t start = r->deliver_off + (uint64_t)pl_len, stop = start + len;
-        if (r->deliver_record > PL_RECORD_NUMBER_MOST || stop > PL_STREAM_OFFSET_MOST) {
-            stream_break(pl, r);                          /* past what a run's stream holds */
-            break;
-        }
+        if (r->head_stop == 0 && head_read(pl, r, end) != 0) break;
+        uint64_t start = r->head_start, stop = r->head_stop, len = stop - start;
         if (stop > end) {                                 /* record not all here yet */
             if (stop - r->stored_off > pl_run_window(pl, r) && stop - r->stored_off <= pl->config.stream_buffer_bytes)
                 pl_run_ticket_ask(pl, r, stop);           /* longer than the run's share */
@@ -302,6 +316,7 @@ void pl_receiver_deliver(pure_link *pl, pl_run *r) {
         r->delivered_records++;
         r->deliver_off = stop;
         r->deliver_record++;
+        r->head_stop = 0;
         pl_rangeset_remove_below(&r->have, r->deliver_off);
         pl_run_have_fit(pl, r);
         pl_run_ticket_done(pl, r);
