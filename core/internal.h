@@ -365,6 +365,8 @@ typedef struct pl_run {
     /* Record bytes [stored_off, ...) in blocks of the receive pool (pool.c). */
     uint32_t mem_blocks;                   /* blocks held */
     uint64_t mem_top;                      /* highest block number held + 1 */
+    uint64_t mem_hint_at;                  /* block number + 1 of the block written last, */
+    uint32_t mem_hint_block;               /* its pool block (no map lookup); 0: none */
     uint8_t ticket_state;                  /* pl_ticket_state */
     uint64_t ticket_end;                   /* end of the record the ticket is (to be) for */
     uint64_t ticket_entry;                 /* number of its entry in the ticket's queue */

@@ -184,29 +184,38 @@ void pl_run_ticket_done(pure_link *pl, pl_run *r) {
 
 /* ---- Blocks of a run ---- */
 
+/* The pool block of r at block_no, or PL_MAP_NONE.  Packets fill a block after another and
+ * records are read soon after their bytes came, so the block written last is asked most:
+ * it is kept beside the run (the hint), and the map is looked up for the others. */
+static uint32_t block_index(const pure_link *pl, const pl_run *r, uint64_t block_no) {
+    if (r->mem_hint_at == block_no + 1) return r->mem_hint_block;
+    return pl_map_get(&pl->pool.map, map_key(r, block_no));
+}
+
 static uint8_t *block_find(const pure_link *pl, const pl_run *r, uint64_t block_no) {
-    const pl_pool *p = &pl->pool;
-    uint32_t block = pl_map_get(&p->map, map_key(r, block_no));
-    return block == PL_MAP_NONE ? NULL : pl_block_bytes(&p->store, block);
+    uint32_t block = block_index(pl, r, block_no);
+    return block == PL_MAP_NONE ? NULL : pl_block_bytes(&pl->pool.store, block);
 }
 
 /* The block of r at block_no, taken from the pool if r has none there; NULL when the pool
  * has no block for r (the rest is promised to the ticket, or all are taken). */
 static uint8_t *block_get(pure_link *pl, pl_run *r, uint64_t block_no) {
-    uint8_t *b = block_find(pl, r, block_no);
-    if (b != NULL) return b;
     pl_pool *p = &pl->pool;
-    int holder = p->ticket == r->handle;
-    if (p->store.free_count == 0 || (!holder && p->store.free_count <= p->promised)) return NULL;
-    uint32_t block = pl_blocks_take(&p->store);
-    if (holder && p->promised > 0) p->promised--;
-    pl_map_put(&p->map, map_key(r, block_no), block);
-    if (r->mem_blocks++ == 0) {
-        p->runs_holding++;
-        if (pl->peers[r->peer].runs_holding++ == 0) p->peers_holding++;
-        stopped_watch(pl, r);
+    uint32_t block = block_index(pl, r, block_no);
+    if (block == PL_MAP_NONE) {
+        int holder = p->ticket == r->handle;
+        if (p->store.free_count == 0 || (!holder && p->store.free_count <= p->promised)) return NULL;
+        block = pl_blocks_take(&p->store);
+        if (holder && p->promised > 0) p->promised--;
+        pl_map_put(&p->map, map_key(r, block_no), block);
+        if (r->mem_blocks++ == 0) {
+            p->runs_holding++;
+            if (pl->peers[r->peer].runs_holding++ == 0) p->peers_holding++;
+            stopped_watch(pl, r);
+        }
+        if (block_no + 1 > r->mem_top) r->mem_top = block_no + 1;
     }
-    if (block_no + 1 > r->mem_top) r->mem_top = block_no + 1;
+    r->mem_hint_at = block_no + 1, r->mem_hint_block = block;
     return pl_block_bytes(&p->store, block);
 }
 
@@ -215,6 +224,7 @@ static void block_give(pure_link *pl, pl_run *r, uint64_t block_no) {
     uint64_t key = map_key(r, block_no);
     uint32_t block = pl_map_get(&p->map, key);
     if (block == PL_MAP_NONE) return;  /* a hole never written */
+    if (r->mem_hint_at == block_no + 1) r->mem_hint_at = 0;
     pl_blocks_give(&p->store, block);
     pl_map_del(&p->map, key, block);
     assert(r->mem_blocks > 0);
@@ -229,12 +239,13 @@ static void block_give(pure_link *pl, pl_run *r, uint64_t block_no) {
 int pl_run_mem_write(pure_link *pl, pl_run *r, uint64_t off, const uint8_t *src, size_t n) {
     uint64_t first = off / PL_BLOCK_BYTES, last = (off + n - 1) / PL_BLOCK_BYTES;
     assert(n > 0 && n <= PURE_LINK_DATAGRAM_MOST && last - first <= 1);  /* one packet's bytes */
+    uint8_t *dst[2] = {NULL, NULL};
     for (uint64_t b = first; b <= last; b++)
-        if (block_get(pl, r, b) == NULL) return -1;
-    while (n > 0) {
-        size_t at = (size_t)(off % PL_BLOCK_BYTES), take = PL_BLOCK_BYTES - at < n ? PL_BLOCK_BYTES - at : n;
-        memcpy(block_find(pl, r, off / PL_BLOCK_BYTES) + at, src, take);
-        off += take, src += take, n -= take;
+        if ((dst[b - first] = block_get(pl, r, b)) == NULL) return -1;
+    for (size_t i = 0, at = (size_t)(off % PL_BLOCK_BYTES); n > 0; i++, at = 0) {  /* the rest opens the next block */
+        size_t take = PL_BLOCK_BYTES - at < n ? PL_BLOCK_BYTES - at : n;
+        memcpy(dst[i] + at, src, take);
+        src += take, n -= take;
     }
     return 0;
 }
