@@ -14,6 +14,18 @@ void pl_rangeset_init(pl_rangeset *s, pl_range *store, uint32_t most) {
 int pl_rangeset_add(pl_rangeset *s, uint64_t lo, uint64_t hi) {
     assert(lo <= hi);
     if (lo == hi) return 0;
+    if (s->count > 0 && lo >= s->r[s->count - 1].lo) {
+        /* At or past the start of the last range (the ranges before it end below it): the
+         * usual case of bytes and packet numbers that come in order, found without a scan. */
+        pl_range *last = &s->r[s->count - 1];
+        if (lo <= last->hi) {
+            if (hi > last->hi) last->hi = hi;
+            return 0;
+        }
+        if (s->count == s->most) return -1;
+        s->r[s->count].lo = lo, s->r[s->count].hi = hi, s->count++;
+        return 0;
+    }
     uint32_t i = 0;
     while (i < s->count && s->r[i].hi < lo) i++;       /* first range that may touch */
     uint32_t j = i;
@@ -98,7 +110,17 @@ void pl_rangeset_add_pn(pl_rangeset *s, uint64_t pn) {
     (void)ok;
 }
 
-void pl_rangeset_remove_below(pl_rangeset *s, uint64_t lo) { pl_rangeset_remove(s, 0, lo); }
+/* pl_rangeset_remove(s, 0, lo): the ranges wholly below lo go, and the first one left
+ * starts at lo at the earliest. */
+void pl_rangeset_remove_below(pl_rangeset *s, uint64_t lo) {
+    uint32_t k = 0;
+    while (k < s->count && s->r[k].hi <= lo) k++;
+    if (k > 0) {
+        memmove(&s->r[0], &s->r[k], (s->count - k) * sizeof s->r[0]);
+        s->count -= k;
+    }
+    if (s->count > 0 && s->r[0].lo < lo) s->r[0].lo = lo;
+}
 
 int pl_rangeset_contains(const pl_rangeset *s, uint64_t v) {
     for (uint32_t i = 0; i < s->count; i++)

@@ -86,6 +86,49 @@ static void replay_window_edges(void) {
     CHECK(!pl_replay_check(w, largest, 5000 + PL_REPLAY_WINDOW + 10));
 }
 
-TEST_MAIN(TEST_CASE(add_merges_touching_and_overlapping), TEST_CASE(full_set_refuses_a_new_range_and_keeps_its_own),
+/* Random adds (in order mostly, as bytes and packet numbers come, and anywhere) and
+ * removals against a bitmap: the set holds exactly the model's values while it has room,
+ * its ranges stay sorted with gaps between them, and a full set refuses only a range that
+ * needs a new entry. */
+static void adds_and_removals_match_a_bitmap(void) {
+    enum { SPAN = 512, MOST = 6 };
+    pl_range store[MOST];
+    pl_rangeset s;
+    uint8_t model[SPAN];
+    uint64_t seed = 29;
+    for (int round = 0; round < 200; round++) {
+        pl_rangeset_init(&s, store, MOST);
+        memset(model, 0, sizeof model);
+        uint64_t edge = 0;
+        for (int step = 0; step < 60; step++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t x = seed >> 33, op = x % 8, lo = (x >> 3) % SPAN, len = 1 + (x >> 12) % 24;
+            if (op < 4) lo = edge + (op == 0 ? 1 + (x >> 20) % 3 : 0);  /* at or just past the top */
+            if (lo >= SPAN) lo = SPAN - 1;
+            uint64_t hi = lo + len > SPAN ? SPAN : lo + len;
+            if (op < 7) {
+                uint32_t before = s.count;
+                if (pl_rangeset_add(&s, lo, hi) == 0) memset(model + lo, 1, hi - lo);
+                else CHECK(before == MOST && s.count == MOST);
+                if (hi > edge) edge = hi;
+            } else if ((x >> 30) & 1) {
+                pl_rangeset_remove_below(&s, lo);
+                memset(model, 0, lo);
+            } else {
+                pl_rangeset_remove(&s, lo, hi);
+                memset(model + lo, 0, hi - lo);
+            }
+            for (uint32_t i = 0; i < s.count; i++) {
+                CHECK(s.r[i].lo < s.r[i].hi);
+                if (i > 0) CHECK(s.r[i - 1].hi < s.r[i].lo);
+            }
+            if (s.count < MOST)  /* a removal from a full set may have kept a split's lower part */
+                for (uint64_t v = 0; v < SPAN; v++) CHECK(pl_rangeset_contains(&s, v) == model[v]);
+            if (s.count == MOST) memset(model, 0, sizeof model), pl_rangeset_init(&s, store, MOST), edge = 0;
+        }
+    }
+}
+
+TEST_MAIN(TEST_CASE(adds_and_removals_match_a_bitmap), TEST_CASE(add_merges_touching_and_overlapping), TEST_CASE(full_set_refuses_a_new_range_and_keeps_its_own),
           TEST_CASE(cover_never_forgets), TEST_CASE(remove_splits_and_trims),
           TEST_CASE(ack_ranges_drop_the_oldest_when_full), TEST_CASE(replay_window_edges))
