@@ -4,6 +4,8 @@
 #   make demo       a record transfer over a lossy simulated path
 #   make bench      benchmarks that print figures (never timed assertions)
 #   make bench-peers  pure-link send/recv beside quinn and ngtcp2 (scripts/bench_peers.sh)
+#   make bench-relay  the same through pure-link-sim relay at 50 Mbit/s, RTT 20 ms: CPU-seconds
+#                     of sender + receiver per GB delivered, pure-link's over ngtcp2's and quinn's
 #   make mutants    the mutation gate: each mutation of tests/mutants/list must fail a test
 #   make install    PREFIX=/usr/local DESTDIR=  (libraries, headers, .pc, the tool, its manual
 #                   and the receiver's systemd unit)
@@ -55,7 +57,7 @@ SIM_BIN  := $(if $(wildcard sim/main.c),$(B)/pure-link-sim)
 TOOL_BIN := $(if $(wildcard shims/tool/main.c),$(B)/pure-link)
 
 .PHONY: all deps test demo bench install clean check-pure vectors fuzz campaign install-wireshark
-.PHONY: fuzz-long fuzz-corpus deps-fuzz deps-bench test-asan bench-peers mutants
+.PHONY: fuzz-long fuzz-corpus deps-fuzz deps-bench test-asan bench-peers bench-relay mutants
 all: deps $(LIB_A) $(LIB_SO) $(SHIMS_LIB_A) $(SHIMS_LIB_SO) $(SIM_BIN) $(TOOL_BIN) $(B)/vectors $(B)/packet_vectors
 
 deps:
@@ -355,6 +357,13 @@ bench-peers: all deps-bench $(B)/bench/bench_udp_ceiling $(QUINN_BIN)
 	@echo "== scripts/bench_peers.sh (Gbit of payload per CPU-second: pure-link, quinn, ngtcp2)"
 	@B=$(B) sh scripts/bench_peers.sh
 
+# The same peers through the simulator's path model at real time (pure-link-sim relay, whose
+# own CPU counts for nobody), 50 Mbit/s and RTT 20 ms, where every transport moves the same
+# bytes a second: CPU-seconds per GB delivered and pure-link's over each peer's in its round.
+bench-relay: all deps-bench $(QUINN_BIN)
+	@echo "== scripts/bench_peers.sh RELAY=1 (CPU per GB delivered at 50 Mbit/s, RTT 20 ms)"
+	@B=$(B) RELAY=1 sh scripts/bench_peers.sh
+
 bench: all deps-bench $(BENCH_BIN) $(LOAD_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 	@echo "== tests/bench/callgrind_core.sh (core instructions per packet: a count, not a time)"
@@ -371,6 +380,7 @@ bench: all deps-bench $(BENCH_BIN) $(LOAD_BIN)
 	@echo "== sim/share.sh (share next to one TCP CUBIC flow)"
 	@sh sim/share.sh
 	@$(MAKE) --no-print-directory bench-peers
+	@$(MAKE) --no-print-directory bench-relay
 
 # Paths the installed files name (the .pc files, the unit's ExecStart) are PREFIX's;
 # DESTDIR only stages them.

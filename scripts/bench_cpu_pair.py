@@ -3,10 +3,13 @@
 seconds (user + system, all threads) of the two processes together and the client's wall
 seconds, for scripts/bench_peers.sh.
 
-    bench_cpu_pair.py --server CMD --client CMD [--port-free] [--check FILE BYTES] [--received BYTES]
+    bench_cpu_pair.py --server CMD --client CMD [--port-free] [--via CMD] [--check FILE BYTES] [--received BYTES]
 
 {port} in the commands is the server's port: with --port-free a free UDP port chosen here,
-else the one the server prints in a "listening on ADDR:PORT" line.  The server is stopped
+else the one the server prints in a "listening on ADDR:PORT" line.  --via: a relay started
+once the server's port is known, with {front} a free UDP port chosen here and {port} the
+server's; the client's {port} is then {front}, so the client reaches the server through it.
+The relay is stopped (SIGTERM) after the client and the server; its CPU is nobody's.  The server is stopped
 (SIGTERM) once the client exited, unless it exits by itself within a second.  --check: FILE
 must then hold BYTES bytes.  --received: the server's last line must say "received BYTES".  Each process is waited for with wait4, whose rusage is its own.
 """
@@ -36,7 +39,7 @@ def main():
     i = 0
     while i < len(args):
         a = args[i]
-        if a in ("--server", "--client"):
+        if a in ("--server", "--client", "--via"):
             opt[a] = args[i + 1]; i += 2
         elif a == "--port-free":
             opt[a] = True; i += 1
@@ -59,6 +62,13 @@ def main():
         port = int(m.group(1))
     else:
         time.sleep(0.2)  # the server binds its port
+    via = None
+    if "--via" in opt:
+        front = free_port()
+        via = subprocess.Popen(shlex.split(opt["--via"].replace("{front}", str(front)).replace("{port}", str(port))),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.2)  # the relay binds its port
+        port = front
     t0 = time.time()
     client = subprocess.Popen(shlex.split(opt["--client"].replace("{port}", str(port))),
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -73,6 +83,12 @@ def main():
         if server_cpu is None:
             server.kill()
             server_cpu, _ = cpu_of(server.pid, time.time() + 5.0)
+    if via is not None:
+        via.send_signal(signal.SIGTERM)
+        try:
+            via.wait(5.0)
+        except subprocess.TimeoutExpired:
+            via.kill(); via.wait()
     if client_cpu is None or status != 0:
         sys.exit("bench_cpu_pair: the client %s: %s" % ("timed out" if client_cpu is None else
                  "exited %d" % (status >> 8), client.stderr.read().decode(errors="replace")[-300:]))

@@ -14,8 +14,16 @@ typedef struct loop {
     size_t err_len;
     int want_write, syncing, watched;
     int readable;   /* the last wait saw datagrams (or a receive left some): receive first */
+    int commit_waits;  /* records wait for the commit gap (counted once a batch) */
     uint64_t sync_started_ns;
+    uint64_t commit_next_ns;  /* the next batch starts no sooner (the commit gap) */
+    uint64_t commit_gap_ns, timer_slack_ns;
 } loop;
+
+static uint64_t clock_of(const pl_driver_config *c) {
+    return c->host.clock_ns ? c->host.clock_ns(c->host.ctx) : pl_now_ns();
+}
+static uint64_t loop_now(const loop *l) { return clock_of(l->c); }
 
 static int core_error(loop *l, const char *what, int r) {
     snprintf(l->err, l->err_len, "%s: %s", what, pure_link_strerror(r));
@@ -109,6 +117,14 @@ static int commit_step(loop *l, uint64_t now) {
         if (r != 0) return r;
     }
     if (!c->store->pending(c->store->ctx)) return 0;
+    if (now < l->commit_next_ns) {
+        /* Paced: wake_at comes back for them at commit_next_ns. */
+        if (!l->commit_waits) l->stats->commits_paced++;
+        l->commit_waits = 1;
+        return 0;
+    }
+    l->commit_waits = 0;
+    l->commit_next_ns = now + l->commit_gap_ns;
     int fds[PL_IO_SYNC_FDS_MOST];
     size_t dirs = 0;
     int n = c->store->commit_begin(c->store->ctx, fds, PL_IO_SYNC_FDS_MOST, &dirs);
@@ -153,19 +169,23 @@ static int send_all(loop *l, uint64_t now) {
     }
 }
 
-static uint64_t wake_at(const loop *l) {
+/* When the loop wakes by itself: the earliest of the endpoint's deadline, the host's
+ * wake-up and a paced commit's start, but no sooner than the timer slack after now (a
+ * deadline already due, or the host's 0, still comes back at once). */
+static uint64_t wake_at(const loop *l, uint64_t now) {
     const pl_driver_config *c = l->c;
     uint64_t at = pure_link_deadline(c->pl);
     if (c->host.wake_ns) {
         uint64_t h = c->host.wake_ns(c->host.ctx);
         if (h < at) at = h;
     }
+    if (l->commit_waits && !l->syncing && l->commit_next_ns < at) at = l->commit_next_ns;
+    if (at > now && at - now < l->timer_slack_ns) at = now + l->timer_slack_ns;
     return at;
 }
 
-static int turn(loop *l, int *more) {
+static int turn(loop *l, uint64_t now, int *more) {
     const pl_driver_config *c = l->c;
-    uint64_t now = pl_now_ns();
     l->stats->turns++;
     /* A receive the last wait said would find nothing is a system call per wake-up for
      * nothing (most of a paced sender's wake-ups); what comes meanwhile wakes the next wait. */
@@ -189,7 +209,7 @@ static int finish_sync(loop *l) {
     while (l->syncing) {
         int bits = l->c->io->ops->wait(l->c->io, UINT64_MAX, 0);
         if (bits < 0) return bits;
-        int r = commit_step(l, pl_now_ns());
+        int r = commit_step(l, loop_now(l));
         if (r != 0) return r;
     }
     return 0;
@@ -198,26 +218,30 @@ static int finish_sync(loop *l) {
 /* At a stop: what the endpoint already counted as sent leaves, if the socket takes it
  * within SHUTDOWN_FLUSH_NS. */
 #define SHUTDOWN_FLUSH_NS 100000000ull
-static void flush_out(pl_io *io) {
-    uint64_t until = pl_now_ns() + SHUTDOWN_FLUSH_NS;
-    while (io->ops->flush(io) == -EAGAIN && pl_now_ns() < until)
+static void flush_out(const pl_driver_config *c) {
+    pl_io *io = c->io;
+    uint64_t until = clock_of(c) + SHUTDOWN_FLUSH_NS;
+    while (io->ops->flush(io) == -EAGAIN && clock_of(c) < until)
         if (io->ops->wait(io, until, 1) < 0) break;
 }
 
 int pl_driver_run(const pl_driver_config *c, pl_driver_stats *stats, char *err, size_t err_len) {
     pl_driver_stats local;
-    loop l = {.c = c, .stats = stats ? stats : &local, .err = err, .err_len = err_len, .readable = 1};
+    loop l = {.c = c, .stats = stats ? stats : &local, .err = err, .err_len = err_len, .readable = 1,
+              .commit_gap_ns = c->commit_gap_ns ? c->commit_gap_ns : PL_DRIVER_COMMIT_GAP_NS,
+              .timer_slack_ns = c->timer_slack_ns ? c->timer_slack_ns : PL_DRIVER_TIMER_SLACK_NS};
     memset(l.stats, 0, sizeof *l.stats);
     err[0] = 0;
     for (;;) {
         if (c->stop && *c->stop) break;
         int more = 0;
-        int r = turn(&l, &more);
+        uint64_t now = loop_now(&l);
+        int r = turn(&l, now, &more);
         if (r != 0) {
             if (r > 0) finish_sync(&l);
             return r;
         }
-        int bits = c->io->ops->wait(c->io, more ? 0 : wake_at(&l), l.want_write);
+        int bits = c->io->ops->wait(c->io, more ? 0 : wake_at(&l, now), l.want_write);
         if (bits < 0) {
             snprintf(err, err_len, "wait: %s", strerror(-bits));
             return bits;
@@ -228,7 +252,7 @@ int pl_driver_run(const pl_driver_config *c, pl_driver_stats *stats, char *err, 
     }
     int r = finish_sync(&l);
     if (r != 0 && err[0] == 0) snprintf(err, err_len, "commit: %s", strerror(-r));
-    flush_out(c->io);
+    flush_out(c);
     return r;
 }
 
@@ -245,7 +269,7 @@ static int commit_here(const pl_driver_config *c, uint64_t now, char *err, size_
 
 int pl_driver_commit_all(const pl_driver_config *c, char *err, size_t err_len) {
     if (c->store == NULL || !c->store->pending(c->store->ctx)) return 0;
-    uint64_t now = pl_now_ns();
+    uint64_t now = clock_of(c);
     for (unsigned round = 0; round < PL_DRIVER_COMMIT_ALL_ROUNDS_MOST && c->store->pending(c->store->ctx); round++) {
         int r = commit_here(c, now, err, err_len);
         if (r != 0) return r;
@@ -257,6 +281,6 @@ int pl_driver_commit_all(const pl_driver_config *c, char *err, size_t err_len) {
     while ((buf = c->io->ops->slot(c->io, &to)) != NULL &&
            (len = pure_link_pull(c->pl, buf, PURE_LINK_DATAGRAM_MOST, to, now)) > 0)
         c->io->ops->push(c->io, (size_t)len);
-    flush_out(c->io);
+    flush_out(c);
     return 0;
 }

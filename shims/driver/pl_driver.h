@@ -3,9 +3,10 @@
  *
  * Each turn: take every waiting datagram into the endpoint; finish a group commit whose
  * fdatasync returned; let the host queue records; run the core's timers; start the next
- * group commit on the backend's sync thread; pull and send every datagram due; then wait
- * for a datagram, the socket's room, the sync, the watched descriptor, a signal, or the
- * earliest of the core's deadline and the host's next wake-up.  Events go first to the
+ * group commit on the backend's sync thread (when the commit gap since the last start has
+ * passed); pull and send every datagram due; then wait for a datagram, the socket's room,
+ * the sync, the watched descriptor, a signal, or the earliest of the core's deadline, the
+ * host's next wake-up and the next commit's start, but for no less than the timer slack.  Events go first to the
  * store (which answers STREAM_OPEN, appends RECORDs, writes the memo), then to the host.
  *
  * Ownership: the caller owns the endpoint, the backend, the store and everything the host
@@ -24,6 +25,22 @@
 #define PL_DRIVER_RECV_ROUNDS_MOST 8u /* receive batches per turn before sending again */
 #define PL_DRIVER_COMMIT_ALL_ROUNDS_MOST 3u /* batches of pl_driver_commit_all: a new file's
                                                bytes, then its name, then a checkpoint's */
+/* Group commit is paced: a batch starts no sooner than this after the one before it started.
+ * A sync in flight already collects the next batch, but a disk whose fdatasync returns in a
+ * quarter of a millisecond would otherwise take one per record or two of a 50 Mbit/s stream
+ * (4,000 a second, each a journal commit and a device flush: on a virtual machine about
+ * 200 us of CPU apiece); paced, at most 100 a second.  A record's STORED waits at most this
+ * long for its batch to start, and not at all when no batch started within it (records
+ * 20 ms apart, as the paced rows send them, never wait).  Its hand-over to the host does
+ * not wait for the commit at all. */
+#define PL_DRIVER_COMMIT_GAP_NS 10000000ull
+/* A timed wake-up comes no sooner than this after the turn before it (what the network
+ * or the watched descriptor brings still wakes the loop at once).  A paced sender's next
+ * datagram is due a few hundred microseconds on at 50 Mbit/s: it then wakes once for two
+ * or three, which its pacer's credit lets go together (a burst of up to 1 ms of the rate,
+ * core/pacer.h), instead of once for each.  Deadlines this close come late by less than
+ * this, far less than any timer of the protocol cares for (the least: ACK delay, PTO). */
+#define PL_DRIVER_TIMER_SLACK_NS 500000ull
 
 typedef struct pl_driver_host {
     void *ctx;
@@ -51,6 +68,10 @@ typedef struct pl_driver_host {
      * open (`why`: pure_link_last_drop), with its bytes (valid for the call).  May be NULL. */
     void (*dropped)(void *ctx, const pure_link_addr *from, const uint8_t *data, size_t len, uint32_t why,
                     uint64_t now_ns);
+    /* The time every turn takes and every wait's deadline is in (ns).  NULL: pl_now_ns
+     * (CLOCK_MONOTONIC), as every backend of pl_io.h waits by; a test's own backend may
+     * run the loop in virtual time with it. */
+    uint64_t (*clock_ns)(void *ctx);
 } pl_driver_host;
 
 /* The receiver's durable side, as the driver sees it (pl_driver_store_of() wraps the
@@ -78,10 +99,13 @@ typedef struct pl_driver_config {
     const pl_driver_store *store;   /* NULL: the host answers receiver events itself */
     pl_driver_host host;
     volatile sig_atomic_t *stop;    /* non-zero (from a signal handler) ends the loop */
+    uint64_t commit_gap_ns;         /* 0: PL_DRIVER_COMMIT_GAP_NS; 1 (ns): in effect none */
+    uint64_t timer_slack_ns;        /* 0: PL_DRIVER_TIMER_SLACK_NS; 1 (ns): in effect none */
 } pl_driver_config;
 
 typedef struct pl_driver_stats {
     uint64_t turns, commits;
+    uint64_t commits_paced;   /* batches that waited for the commit gap before they started */
     uint64_t commit_wait_ns_most, commit_wait_ns_total;  /* from a batch's start to its end */
 } pl_driver_stats;
 

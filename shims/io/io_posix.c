@@ -66,6 +66,11 @@ typedef struct posix_io {
     struct iovec recv_iov[PL_IO_RECV_MESSAGES_MOST];
     struct sockaddr_storage recv_names[PL_IO_RECV_MESSAGES_MOST];
     char recv_ctl[PL_IO_RECV_MESSAGES_MOST][CMSG_SPACE(sizeof(int))];
+    /* The last receive found some datagrams but fewer than it asked for: the socket was
+     * empty then, so the caller's next receive (until the next wait) answers 0 without a
+     * system call.  What arrived meanwhile makes that wait return at once (epoll is level
+     * triggered): one recvmmsg per wake-up instead of two at a paced rate. */
+    int drained;
     pl_dgram dgrams[PL_IO_DGRAMS_MOST];
     /* send: datagrams packed back to back, so that a run of equal ones is one GSO buffer */
     uint8_t send_buf[PL_IO_SEND_MOST * PURE_LINK_DATAGRAM_MOST];
@@ -191,6 +196,10 @@ static size_t gro_segment(const struct msghdr *h) {
 static int io_recv(pl_io *io, const pl_dgram **out) {
     posix_io *p = (posix_io *)io;
     int n;
+    if (p->drained) {
+        p->drained = 0;
+        return 0;
+    }
     for (unsigned tries = 0;; tries++) {
         recv_prepare(p);
         n = recvmmsg(p->fd, p->recv_msgs, PL_IO_RECV_MESSAGES_MOST, MSG_DONTWAIT, NULL);
@@ -203,6 +212,7 @@ static int io_recv(pl_io *io, const pl_dgram **out) {
         io->stats.retries++;
         p->err_pending = 1;
     }
+    p->drained = n > 0 && n < (int)PL_IO_RECV_MESSAGES_MOST;
     size_t count = 0;
     for (int i = 0; i < n; i++) {
         const struct msghdr *h = &p->recv_msgs[i].msg_hdr;
@@ -394,6 +404,7 @@ static int io_wait(pl_io *io, uint64_t deadline_ns, int want_write) {
     }
     struct epoll_event evs[4];
     io->stats.wait_calls++;
+    p->drained = 0;
     /* A sleep while a batch syncs: its end must wake it (see sync_pool). */
     int sleeps = p->sync.busy && !(tp != NULL && ts.tv_sec == 0 && ts.tv_nsec == 0);
     if (sleeps) {

@@ -342,12 +342,13 @@ static int finish(receiver_tool *t, pl_io *io, const pl_driver_config *dc, const
     pure_link_stats_get(t->pl, -1, &ep);
     pl_store_stats ss;
     pl_store_stats_get(t->store, &ss);
-    char extra[1024];
+    char extra[1280];
     snprintf(extra, sizeof extra,
              "\"store\":{\"records_appended\":%llu,\"records_durable\":%llu,\"bytes_durable\":%llu,"
              "\"record_bytes_durable\":%llu,\"commits\":%llu,"
              "\"fdatasyncs\":%llu,\"dir_fsyncs\":%llu,\"streams_refused\":%llu,\"records_missing\":%llu,\"bytes_cut\":%llu},"
-             "\"driver\":{\"turns\":%llu,\"commits\":%llu,\"commit_wait_ns_most\":%llu,\"commit_wait_ns_total\":%llu},"
+             "\"driver\":{\"turns\":%llu,\"commits\":%llu,\"commits_paced\":%llu,\"commit_wait_ns_most\":%llu,"
+             "\"commit_wait_ns_total\":%llu},"
              "\"streams_opened\":%llu,\"refusals_logged\":%llu,\"drop_lines_logged\":%llu,\"exit\":%d",
              (unsigned long long)ss.records_appended, (unsigned long long)ss.records_durable,
              (unsigned long long)ss.bytes_durable, (unsigned long long)ss.record_bytes_durable,
@@ -355,7 +356,7 @@ static int finish(receiver_tool *t, pl_io *io, const pl_driver_config *dc, const
              (unsigned long long)ss.dir_fsyncs,
              (unsigned long long)ss.streams_refused, (unsigned long long)ss.records_missing,
              (unsigned long long)ss.bytes_cut, (unsigned long long)ds->turns, (unsigned long long)ds->commits,
-             (unsigned long long)ds->commit_wait_ns_most, (unsigned long long)ds->commit_wait_ns_total,
+             (unsigned long long)ds->commits_paced, (unsigned long long)ds->commit_wait_ns_most, (unsigned long long)ds->commit_wait_ns_total,
              (unsigned long long)t->streams_opened,
              (unsigned long long)t->refusals_logged, (unsigned long long)t->drop_lines, code);
     int sc = tool_report_stats(&t->report, "recv", &ep, NULL, &io->stats, extra, now);
