@@ -15,6 +15,9 @@ _Static_assert(PL_NEWRENO_BETA_NUM < PL_NEWRENO_BETA_DEN, "a reduction reduces")
 #define PL_CC_ALGO_VALID(algo) \
     ((algo) == PURE_LINK_CC_CUBIC || (algo) == PURE_LINK_CC_NEWRENO || (algo) == PURE_LINK_CC_BBR)
 
+/* The controller's invariants: checked on entry to and exit from every function that
+ * changes it.  The read-only queries (the window, recovery, slow start, pacing rate) do not
+ * check again: nothing outside this file changes the state they read. */
 static void pl_cc_check(const pl_cc *cc) {
     assert(cc != NULL);
     assert(PL_CC_ALGO_VALID(cc->algo));
@@ -51,12 +54,10 @@ void pl_cc_on_sent(pl_cc *cc, uint64_t bytes, uint64_t now_ns) {
 }
 
 int pl_cc_in_recovery(const pl_cc *cc, uint64_t sent_ns) {
-    pl_cc_check(cc);
     return cc->episode.open && sent_ns <= cc->episode.start_ns;
 }
 
 int pl_cc_recovering(const pl_cc *cc) {
-    pl_cc_check(cc);
     return cc->episode.open && cc->episode.recovering;
 }
 
@@ -168,17 +169,14 @@ void pl_cc_on_persistent_congestion(pl_cc *cc, uint64_t now_ns) {
 }
 
 uint64_t pl_cc_cwnd(const pl_cc *cc) {
-    pl_cc_check(cc);
     return cc->state.cwnd_bytes;
 }
 
 uint64_t pl_cc_ssthresh(const pl_cc *cc) {
-    pl_cc_check(cc);
     return cc->state.ssthresh_bytes;
 }
 
 int pl_cc_in_slow_start(const pl_cc *cc) {
-    pl_cc_check(cc);
     if (cc->algo == PURE_LINK_CC_BBR) return pl_cc_bbr_in_startup(&cc->state);
     return cc->state.cwnd_bytes < cc->state.ssthresh_bytes;
 }
@@ -196,7 +194,6 @@ void pl_cc_on_rate_sample(pl_cc *cc, const pl_rate_sample *rs, const pl_rtt *rtt
 /* BBR paces at its model's rate; loss-based controllers at cwnd / srtt with a gain
  * (pacer.h); no RTT yet: unpaced. */
 uint64_t pl_cc_pacing_rate(const pl_cc *cc, const pl_rtt *rtt) {
-    pl_cc_check(cc);
     assert(rtt != NULL);
     if (cc->algo == PURE_LINK_CC_BBR) {
         uint64_t rate = pl_cc_bbr_pacing_rate(&cc->state, rtt);
