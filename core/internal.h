@@ -722,6 +722,8 @@ void pl_sender_run_move(pure_link *pl, pl_sender *s, uint64_t now_ns);
 /* queue.c */
 int pl_queue_grow(pure_link *pl, pl_sender *s, uint64_t end);
 void pl_queue_put(const pure_link *pl, pl_sender *s, uint64_t off, const uint8_t *p, size_t len);
+void pl_queue_put_record(const pure_link *pl, pl_sender *s, uint64_t off, size_t prefix_len, const uint8_t *p,
+                         size_t len);
 void pl_queue_get(const pure_link *pl, const pl_sender *s, uint64_t off, uint8_t *out, size_t len);
 void pl_queue_stored(pure_link *pl, pl_sender *s);
 uint64_t pl_sender_credit_off(const pl_sender *s);

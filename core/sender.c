@@ -64,16 +64,14 @@ int64_t pure_link_send(pure_link *pl, int sender, const void *record, size_t len
     if (s->closing) return PURE_LINK_ERR_CLOSED;
     if (len > PURE_LINK_RECORD_MOST) return PURE_LINK_ERR_TOO_BIG;
     if (s->resuming) return PURE_LINK_ERR_FULL;  /* numbered only once the receiver answered */
-    uint8_t prefix[8];
-    size_t prefix_len = pl_record_prefix_put(prefix, sizeof prefix, len);
+    size_t prefix_len = pl_record_prefix_size(len);
     assert(prefix_len > 0);
     if (s->records_end - s->records_stored >= s->records_most) return PURE_LINK_ERR_FULL;
     if (s->end_off - s->stored_off + prefix_len + len > s->queue_bytes) return PURE_LINK_ERR_FULL;
     if (pl_queue_grow(pl, s, s->end_off + prefix_len + len) != 0) return PURE_LINK_ERR_FULL;
     uint64_t number = s->records_end++;
     s->record_start[number % s->records_most] = s->end_off;
-    pl_queue_put(pl, s, s->end_off, prefix, prefix_len);
-    pl_queue_put(pl, s, s->end_off + prefix_len, record, len);
+    pl_queue_put_record(pl, s, s->end_off, prefix_len, record, len);
     s->end_off += prefix_len + len;
     s->stats.records_queued++;
     return (int64_t)number;

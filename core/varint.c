@@ -30,11 +30,6 @@ int pl_varint_get(const uint8_t *p, size_t n, uint64_t *v) {
     return (int)len;
 }
 
-size_t pl_record_prefix_size(uint64_t len) {
-    if (len > PL_RECORD_MOST) return 0;
-    return pl_varint_size(len);
-}
-
 size_t pl_record_prefix_put(uint8_t *p, size_t cap, uint64_t len) {
     if (len > PL_RECORD_MOST) return 0;
     return pl_varint_put(p, cap, len);

@@ -270,7 +270,9 @@ size_t pl_varint_put(uint8_t *p, size_t cap, uint64_t v);
 int pl_varint_get(const uint8_t *p, size_t n, uint64_t *v);
 
 /* Record stream: every record is varint(length) then its bytes, length <= PL_RECORD_MOST. */
-size_t pl_record_prefix_size(uint64_t len);           /* 0 if len > PL_RECORD_MOST */
+static inline size_t pl_record_prefix_size(uint64_t len) {  /* 0 if len > PL_RECORD_MOST */
+    return len > PL_RECORD_MOST ? 0 : pl_varint_size(len);
+}
 size_t pl_record_prefix_put(uint8_t *p, size_t cap, uint64_t len); /* 0: no room or too long */
 /* Bytes used, PL_WIRE_TRUNCATED, or PL_WIRE_RANGE for a length above PL_RECORD_MOST. */
 int pl_record_prefix_get(const uint8_t *p, size_t n, uint64_t *len);
