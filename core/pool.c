@@ -91,16 +91,20 @@ static uint32_t reserve_blocks(const pure_link *pl) {
  * the pool among the runs that hold memory (r counted), at most stream_buffer_bytes. */
 uint64_t pl_run_window(const pure_link *pl, const pl_run *r) {
     const pl_pool *p = &pl->pool;
-    if (p->ticket == r->handle) return r->ticket_end - r->stored_off;
-    /* While a record waits for free blocks, every other run takes no new bytes: it keeps
-     * what it handed over (until stored) and nothing beyond, so freed blocks go only to
-     * the waiting record and it gathers them whatever the others hold or are sent. */
-    const pl_run *head = waiting_head(pl);
-    if (head != NULL && head != r) return r->deliver_off - r->stored_off;
+    uint32_t reserve = p->big_blocks;  /* reserve_blocks() while no run has or asks for the ticket */
+    if (p->ticket >= 0 || p->queue_count > 0) {  /* asked per packet: the usual case skips this */
+        if (p->ticket == r->handle) return r->ticket_end - r->stored_off;
+        /* While a record waits for free blocks, every other run takes no new bytes: it keeps
+         * what it handed over (until stored) and nothing beyond, so freed blocks go only to
+         * the waiting record and it gathers them whatever the others hold or are sent. */
+        const pl_run *head = waiting_head(pl);
+        if (head != NULL && head != r) return r->deliver_off - r->stored_off;
+        reserve = reserve_blocks(pl);
+    }
     /* Per peer first, then per run within the peer (r and its peer counted). */
     const pl_peer *peer = &pl->peers[r->peer];
     uint32_t peers = p->peers_holding + (peer->runs_holding == 0), runs = peer->runs_holding + (r->mem_blocks == 0);
-    uint64_t share = (uint64_t)((p->store.blocks - reserve_blocks(pl)) / peers / runs) * PL_BLOCK_BYTES;
+    uint64_t share = (uint64_t)((p->store.blocks - reserve) / peers / runs) * PL_BLOCK_BYTES;
     return share < pl->config.stream_buffer_bytes ? share : pl->config.stream_buffer_bytes;
 }
 
