@@ -846,7 +846,21 @@ void pl_stage_release(pure_link *pl);
 /* keycache.c */
 uint32_t pl_key_cache_entries(const pure_link_config *c);
 void pl_keys_derived(pure_link *pl, pl_epoch_keys *k);
-const pl_key_ctx *pl_keys_ctx(pure_link *pl, pl_epoch_keys *k);
+const pl_key_ctx *pl_keys_ctx_fill(pure_link *pl, pl_epoch_keys *k);
+/* Entry e of the cache holds the contexts of k. */
+static inline int pl_keys_holds(const pl_key_cache *c, uint32_t e, const pl_epoch_keys *k) {
+    return e < c->entries && k->build != 0 && c->build[e] == k->build;
+}
+/* The contexts of k.  Inline for the case of every packet but the first after a derivation
+ * or after another build took the entry: its entry still holds them. */
+static inline const pl_key_ctx *pl_keys_ctx(pure_link *pl, pl_epoch_keys *k) {
+    pl_key_cache *c = &pl->keys;
+    assert(k->valid && k->build != 0);
+    uint32_t e = k->pin != 0 ? k->pin - 1 : k->entry;
+    if (!pl_keys_holds(c, e, k)) return pl_keys_ctx_fill(pl, k);
+    c->used[e] = 1;
+    return &c->ctx[e];
+}
 void pl_keys_wipe(pure_link *pl, pl_epoch_keys *k);
 
 /* holes.c */

@@ -39,16 +39,12 @@ static uint32_t victim(pl_key_cache *c) {
     }
 }
 
-static int holds(const pl_key_cache *c, uint32_t e, const pl_epoch_keys *k) {
-    return e < c->entries && k->build != 0 && c->build[e] == k->build;
-}
-
-/* The contexts of k, expanded again into an entry if none holds them. */
-const pl_key_ctx *pl_keys_ctx(pure_link *pl, pl_epoch_keys *k) {
+/* The contexts of k (pl_keys_ctx), expanded again into an entry if none holds them. */
+const pl_key_ctx *pl_keys_ctx_fill(pure_link *pl, pl_epoch_keys *k) {
     pl_key_cache *c = &pl->keys;
     assert(k->valid && k->build != 0);
     uint32_t e = k->pin != 0 ? k->pin - 1 : k->entry;
-    if (!holds(c, e, k)) {
+    if (!pl_keys_holds(c, e, k)) {
         /* A run's keys take back the entry they had if it is free (a new epoch in place of
          * an old one), else the CLOCK's. */
         if (k->pin == 0 && !(e >= c->pinned && e < c->entries && c->build[e] == 0)) e = victim(c);
@@ -68,7 +64,7 @@ const pl_key_ctx *pl_keys_ctx(pure_link *pl, pl_epoch_keys *k) {
 void pl_keys_wipe(pure_link *pl, pl_epoch_keys *k) {
     pl_key_cache *c = &pl->keys;
     uint32_t e = k->pin != 0 ? k->pin - 1 : k->entry, pin = k->pin, entry = k->entry;
-    if (holds(c, e, k)) {
+    if (pl_keys_holds(c, e, k)) {
         memset(&c->ctx[e], 0, sizeof c->ctx[e]);
         c->build[e] = 0;
         c->used[e] = 0;
