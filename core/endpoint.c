@@ -227,6 +227,7 @@ static void carve(pure_link *pl, uint8_t *base, const layout *l) {
     p->queue_most = c->runs_most;
     p->store.bytes = base + l->pool_bytes;
     p->stage = base + l->stage;
+    p->holding_changes = 1;  /* a run's share_at (0 when cleared) names no count yet */
     if (l->blocks > 0) pl_pool_init(p, c);
     pl->keys.ctx = (pl_key_ctx *)(void *)(base + l->key_ctx);
     pl->keys.build = (uint64_t *)(void *)(base + l->key_build);

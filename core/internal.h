@@ -365,6 +365,7 @@ typedef struct pl_run {
     /* Record bytes [stored_off, ...) in blocks of the receive pool (pool.c). */
     uint32_t mem_blocks;                   /* blocks held */
     uint64_t mem_top;                      /* highest block number held + 1 */
+    uint64_t share, share_at;              /* its share of the pool while holding_changes == share_at */
     uint64_t mem_hint_at;                  /* block number + 1 of the block written last, */
     uint32_t mem_hint_block;               /* its pool block (no map lookup); 0: none */
     uint8_t ticket_state;                  /* pl_ticket_state */
@@ -512,6 +513,7 @@ typedef struct pl_pool {
     pl_map map;                            /* (run slot, block number) -> block, see pool.c */
     uint32_t runs_holding;                 /* runs that hold at least one block */
     uint32_t peers_holding;                /* peers with a run that holds one */
+    uint64_t holding_changes;              /* changes of the two counts above, from 1 (pl_run_window) */
     uint32_t big_blocks;                   /* kept outside the shares for one largest record */
     int ticket;                            /* run slot holding the ticket, -1: none */
     uint32_t promised;                     /* free blocks kept for the ticket's record */
@@ -827,7 +829,7 @@ int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to);
 
 /* pool.c */
 void pl_pool_init(pl_pool *p, const pure_link_config *c);
-uint64_t pl_run_window(const pure_link *pl, const pl_run *r);
+uint64_t pl_run_window(const pure_link *pl, pl_run *r);
 uint64_t pl_run_pool_free(const pure_link *pl, const pl_run *r);
 uint64_t pl_run_credit(const pure_link *pl, const pl_run *r);
 void pl_run_ticket_ask(pure_link *pl, pl_run *r, uint64_t end);

@@ -87,25 +87,40 @@ static uint32_t reserve_blocks(const pure_link *pl) {
     return reserve < p->store.blocks ? reserve : p->store.blocks;
 }
 
-/* Bytes from its stored mark that run r may hold: the ticket's record, or a fair share of
- * the pool among the runs that hold memory (r counted), at most stream_buffer_bytes. */
-uint64_t pl_run_window(const pure_link *pl, const pl_run *r) {
+/* Run r's fair share of the pool's blocks but `reserve`: per peer first, then per run
+ * within the peer (r and its peer counted), at most stream_buffer_bytes. */
+static uint64_t share_of(const pure_link *pl, const pl_run *r, uint32_t reserve) {
     const pl_pool *p = &pl->pool;
-    uint32_t reserve = p->big_blocks;  /* reserve_blocks() while no run has or asks for the ticket */
-    if (p->ticket >= 0 || p->queue_count > 0) {  /* asked per packet: the usual case skips this */
-        if (p->ticket == r->handle) return r->ticket_end - r->stored_off;
-        /* While a record waits for free blocks, every other run takes no new bytes: it keeps
-         * what it handed over (until stored) and nothing beyond, so freed blocks go only to
-         * the waiting record and it gathers them whatever the others hold or are sent. */
-        const pl_run *head = waiting_head(pl);
-        if (head != NULL && head != r) return r->deliver_off - r->stored_off;
-        reserve = reserve_blocks(pl);
-    }
-    /* Per peer first, then per run within the peer (r and its peer counted). */
     const pl_peer *peer = &pl->peers[r->peer];
     uint32_t peers = p->peers_holding + (peer->runs_holding == 0), runs = peer->runs_holding + (r->mem_blocks == 0);
     uint64_t share = (uint64_t)((p->store.blocks - reserve) / peers / runs) * PL_BLOCK_BYTES;
     return share < pl->config.stream_buffer_bytes ? share : pl->config.stream_buffer_bytes;
+}
+
+/* Bytes from its stored mark that run r may hold: the ticket's record, or its share. */
+static uint64_t window_of(const pure_link *pl, const pl_run *r) {
+    const pl_pool *p = &pl->pool;
+    if (p->ticket == r->handle) return r->ticket_end - r->stored_off;
+    /* While a record waits for free blocks, every other run takes no new bytes: it keeps
+     * what it handed over (until stored) and nothing beyond, so freed blocks go only to
+     * the waiting record and it gathers them whatever the others hold or are sent. */
+    const pl_run *head = waiting_head(pl);
+    if (head != NULL && head != r) return r->deliver_off - r->stored_off;
+    return share_of(pl, r, reserve_blocks(pl));
+}
+
+/* window_of(), asked at every packet and delivery: while no run holds or waits for the
+ * ticket, r's share changes only when a run starts or stops holding blocks, so it is kept
+ * beside the run until the pool counts such a change (holding_changes). */
+uint64_t pl_run_window(const pure_link *pl, pl_run *r) {
+    const pl_pool *p = &pl->pool;
+    if (p->ticket >= 0 || p->queue_count > 0) return window_of(pl, r);
+    if (r->share_at != p->holding_changes) {
+        assert(reserve_blocks(pl) == p->big_blocks);
+        r->share = share_of(pl, r, p->big_blocks);
+        r->share_at = p->holding_changes;
+    }
+    return r->share;
 }
 
 /* Bytes of free blocks run r could take now (blocks promised to the ticket excluded). */
@@ -213,6 +228,7 @@ static uint8_t *block_get(pure_link *pl, pl_run *r, uint64_t block_no) {
         if (holder && p->promised > 0) p->promised--;
         pl_map_put(&p->map, map_key(r, block_no), block);
         if (r->mem_blocks++ == 0) {
+            p->holding_changes++;
             p->runs_holding++;
             if (pl->peers[r->peer].runs_holding++ == 0) p->peers_holding++;
             stopped_watch(pl, r);
@@ -233,6 +249,7 @@ static void block_give(pure_link *pl, pl_run *r, uint64_t block_no) {
     pl_map_del(&p->map, key, block);
     assert(r->mem_blocks > 0);
     if (--r->mem_blocks == 0) {
+        p->holding_changes++;
         p->runs_holding--, r->mem_top = 0;
         if (--pl->peers[r->peer].runs_holding == 0) p->peers_holding--;
     }
@@ -375,7 +392,7 @@ uint64_t pl_run_credit(const pure_link *pl, const pl_run *r) {
     if (r->delivered_records == 0) return PURE_LINK_CREDIT_FIRST;
     uint64_t held_end = r->have.count > 0 ? r->have.r[r->have.count - 1].hi : r->deliver_off;
     if (held_end < r->deliver_off) held_end = r->deliver_off;
-    uint64_t held = held_end - r->stored_off, size = pl_run_window(pl, r);
+    uint64_t held = held_end - r->stored_off, size = window_of(pl, r);
     uint64_t room = held < size ? size - held : 0, free_bytes = pl_run_pool_free(pl, r);
     if (room > free_bytes) room = free_bytes;
     uint64_t per_record = r->delivered_bytes / r->delivered_records;
