@@ -698,7 +698,24 @@ static inline size_t pl_strnlen(const char *s, size_t most) {
 
 /* ranges.c */
 void pl_rangeset_init(pl_rangeset *s, pl_range *store, uint32_t most);
-int pl_rangeset_add(pl_rangeset *s, uint64_t lo, uint64_t hi); /* 0, or -1 when full */
+int pl_rangeset_add_scan(pl_rangeset *s, uint64_t lo, uint64_t hi);
+/* Adds [lo, hi), merging neighbours.  Returns -1 (and changes nothing) when the range
+ * would need a new entry and the set is full.  Inline for a range at or past the start of
+ * the last one (the ranges before it end below it): the usual case of bytes and packet
+ * numbers that come in order, found without a scan (ranges.c scans for the others). */
+static inline int pl_rangeset_add(pl_rangeset *s, uint64_t lo, uint64_t hi) {
+    assert(lo <= hi);
+    if (lo == hi) return 0;
+    if (s->count == 0 || lo < s->r[s->count - 1].lo) return pl_rangeset_add_scan(s, lo, hi);
+    pl_range *last = &s->r[s->count - 1];
+    if (lo <= last->hi) {
+        if (hi > last->hi) last->hi = hi;
+        return 0;
+    }
+    if (s->count == s->most) return -1;
+    s->r[s->count].lo = lo, s->r[s->count].hi = hi, s->count++;
+    return 0;
+}
 void pl_rangeset_add_cover(pl_rangeset *s, uint64_t lo, uint64_t hi); /* never forgets */
 void pl_rangeset_add_pn(pl_rangeset *s, uint64_t pn);          /* drops the oldest when full */
 void pl_rangeset_remove_below(pl_rangeset *s, uint64_t lo);

@@ -9,23 +9,9 @@ void pl_rangeset_init(pl_rangeset *s, pl_range *store, uint32_t most) {
     s->r = store;
 }
 
-/* Adds [lo, hi), merging neighbours.  Returns -1 (and changes nothing) when the range
- * would need a new entry and the set is full. */
-int pl_rangeset_add(pl_rangeset *s, uint64_t lo, uint64_t hi) {
-    assert(lo <= hi);
-    if (lo == hi) return 0;
-    if (s->count > 0 && lo >= s->r[s->count - 1].lo) {
-        /* At or past the start of the last range (the ranges before it end below it): the
-         * usual case of bytes and packet numbers that come in order, found without a scan. */
-        pl_range *last = &s->r[s->count - 1];
-        if (lo <= last->hi) {
-            if (hi > last->hi) last->hi = hi;
-            return 0;
-        }
-        if (s->count == s->most) return -1;
-        s->r[s->count].lo = lo, s->r[s->count].hi = hi, s->count++;
-        return 0;
-    }
+/* pl_rangeset_add for a range that starts below the last one's start (or an empty set). */
+int pl_rangeset_add_scan(pl_rangeset *s, uint64_t lo, uint64_t hi) {
+    assert(lo < hi && (s->count == 0 || lo < s->r[s->count - 1].lo));
     uint32_t i = 0;
     while (i < s->count && s->r[i].hi < lo) i++;       /* first range that may touch */
     uint32_t j = i;
