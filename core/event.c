@@ -7,8 +7,6 @@ _Static_assert(offsetof(pure_link_event, secret) + 32 == offsetof(pure_link_even
                offsetof(pure_link_event, receiver_public) + 32 == sizeof(pure_link_event),
                "an EPOCH event's keys close the struct");
 
-uint32_t pl_events_room(const pure_link *pl) { return PL_EVENTS_MOST - pl->ev_count; }
-
 pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind) {
     assert(pl->ev_count < PL_EVENTS_MOST);  /* callers check pl_events_room() first */
     uint32_t at = (pl->ev_head + pl->ev_count) % PL_EVENTS_MOST;

@@ -625,7 +625,7 @@ void pl_fatal(pure_link *pl, int code);
 /* The services below both halves: random.c, event.c, epoch_keys.c, deadline.c. */
 void pl_random(pure_link *pl, void *out, size_t len);
 pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind);
-uint32_t pl_events_room(const pure_link *pl);
+static inline uint32_t pl_events_room(const pure_link *pl) { return PL_EVENTS_MOST - pl->ev_count; }
 void pl_aead_key(const pure_link *pl, void *ctx, uint8_t iv[12], const pl_packet_key *k);
 void pl_epoch_keys_set(pure_link *pl, pl_epoch_keys *k, uint32_t epoch, const uint8_t secret[32],
                        const uint8_t sender_pub[32], const uint8_t receiver_pub[32], uint64_t run,
@@ -852,7 +852,21 @@ uint64_t pl_run_credit(const pure_link *pl, const pl_run *r);
 void pl_run_ticket_ask(pure_link *pl, pl_run *r, uint64_t end);
 void pl_run_ticket_done(pure_link *pl, pl_run *r);
 int pl_run_mem_write(pure_link *pl, pl_run *r, uint64_t off, const uint8_t *src, size_t n);
-const uint8_t *pl_run_mem_at(const pure_link *pl, const pl_run *r, uint64_t off, size_t n, size_t *n_out);
+/* Where off lies in its block; *n_out: how many of the n bytes from off the block holds. */
+static inline size_t pl_block_piece(uint64_t off, size_t n, size_t *n_out) {
+    size_t at = (size_t)(off % PL_BLOCK_BYTES);
+    *n_out = PL_BLOCK_BYTES - at < n ? PL_BLOCK_BYTES - at : n;
+    return at;
+}
+const uint8_t *pl_run_mem_at_map(const pure_link *pl, const pl_run *r, uint64_t off, size_t n, size_t *n_out);
+/* The bytes at off, contiguous up to the end of their block (*n_out of them, at most n).
+ * Inline when they lie in the block the run wrote last (its hint, pool.c), as the records
+ * handed over mostly do; pool.c looks the others up. */
+static inline const uint8_t *pl_run_mem_at(const pure_link *pl, const pl_run *r, uint64_t off, size_t n,
+                                           size_t *n_out) {
+    if (r->mem_hint_at != off / PL_BLOCK_BYTES + 1) return pl_run_mem_at_map(pl, r, off, n, n_out);
+    return pl_block_bytes(&pl->pool.store, r->mem_hint_block) + pl_block_piece(off, n, n_out);
+}
 void pl_run_mem_read(const pure_link *pl, const pl_run *r, uint64_t off, uint8_t *dst, size_t n);
 void pl_run_mem_stored(pure_link *pl, pl_run *r, uint64_t from);
 void pl_run_mem_release(pure_link *pl, pl_run *r);
@@ -860,7 +874,12 @@ void pl_run_mem_trim(pure_link *pl, pl_run *r);
 void pl_run_mem_broken(pure_link *pl, pl_run *r);
 void pl_run_mem_stopped(pure_link *pl, pl_run *r, uint64_t now_ns);
 const uint8_t *pl_stage_record(pure_link *pl, const pl_run *r, uint64_t start, size_t len, uint64_t *end_out);
-void pl_stage_release(pure_link *pl);
+/* The host has taken every event before the one popped last: their copies go (at every
+ * entry point, so inline). */
+static inline void pl_stage_release(pure_link *pl) {
+    pl_pool *p = &pl->pool;
+    if (p->stage_popped_end > p->stage_head) p->stage_head = p->stage_popped_end;
+}
 
 /* keycache.c */
 uint32_t pl_key_cache_entries(const pure_link_config *c);

@@ -271,13 +271,11 @@ int pl_run_mem_write(pure_link *pl, pl_run *r, uint64_t off, const uint8_t *src,
     return 0;
 }
 
-/* The bytes at off, contiguous up to the end of their block (*n_out of them, at most n). */
-const uint8_t *pl_run_mem_at(const pure_link *pl, const pl_run *r, uint64_t off, size_t n, size_t *n_out) {
+/* pl_run_mem_at, for bytes outside the block the run wrote last. */
+const uint8_t *pl_run_mem_at_map(const pure_link *pl, const pl_run *r, uint64_t off, size_t n, size_t *n_out) {
     const uint8_t *b = block_find(pl, r, off / PL_BLOCK_BYTES);
     assert(b != NULL);  /* only bytes that were received are read */
-    size_t at = (size_t)(off % PL_BLOCK_BYTES);
-    *n_out = PL_BLOCK_BYTES - at < n ? PL_BLOCK_BYTES - at : n;
-    return b + at;
+    return b + pl_block_piece(off, n, n_out);
 }
 
 void pl_run_mem_read(const pure_link *pl, const pl_run *r, uint64_t off, uint8_t *dst, size_t n) {
@@ -345,7 +343,7 @@ void pl_run_mem_stored(pure_link *pl, pl_run *r, uint64_t from) {
     int empty = r->stored_off == r->deliver_off && r->have.count == 0;
     uint64_t to = empty ? r->mem_top : r->stored_off / PL_BLOCK_BYTES;
     for (uint64_t b = from / PL_BLOCK_BYTES; b < to && r->mem_blocks > 0; b++) block_give(pl, r, b);
-    ticket_grant(pl);
+    if (pl->pool.queue_count > 0) ticket_grant(pl);  /* at every record stored: no call for an empty queue */
 }
 
 /* Everything r holds goes back (a new binding, a refusal, a slot taken over). */
@@ -377,12 +375,6 @@ const uint8_t *pl_stage_record(pure_link *pl, const pl_run *r, uint64_t start, s
     p->stage_tail += len;
     *end_out = p->stage_tail;
     return dst;
-}
-
-/* The host has taken every event before the one popped last: their copies go. */
-void pl_stage_release(pure_link *pl) {
-    pl_pool *p = &pl->pool;
-    if (p->stage_popped_end > p->stage_head) p->stage_head = p->stage_popped_end;
 }
 
 /* Credit (spec/protocol.md "Credit"): the room left in the run's window of the receive

@@ -35,7 +35,7 @@ size_t pl_record_prefix_put(uint8_t *p, size_t cap, uint64_t len) {
     return pl_varint_put(p, cap, len);
 }
 
-int pl_record_prefix_get(const uint8_t *p, size_t n, uint64_t *len) {
+int pl_record_prefix_get_any(const uint8_t *p, size_t n, uint64_t *len) {
     uint64_t v;
     int used = pl_varint_get(p, n, &v);
     if (used < 0) return used;

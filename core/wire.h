@@ -274,8 +274,21 @@ static inline size_t pl_record_prefix_size(uint64_t len) {  /* 0 if len > PL_REC
     return len > PL_RECORD_MOST ? 0 : pl_varint_size(len);
 }
 size_t pl_record_prefix_put(uint8_t *p, size_t cap, uint64_t len); /* 0: no room or too long */
-/* Bytes used, PL_WIRE_TRUNCATED, or PL_WIRE_RANGE for a length above PL_RECORD_MOST. */
-int pl_record_prefix_get(const uint8_t *p, size_t n, uint64_t *len);
+int pl_record_prefix_get_any(const uint8_t *p, size_t n, uint64_t *len);
+/* Bytes used, PL_WIRE_TRUNCATED, or PL_WIRE_RANGE for a length above PL_RECORD_MOST.
+ * Inline for the 1 and 2 byte forms (records below 16 KiB), read at every record; the
+ * others in varint.c. */
+static inline int pl_record_prefix_get(const uint8_t *p, size_t n, uint64_t *len) {
+    if (n >= 1 && p[0] < 0x40) {
+        *len = p[0];
+        return 1;
+    }
+    if (n >= 2 && p[0] < 0x80) {
+        *len = (uint64_t)(p[0] & 0x3fu) << 8 | p[1];
+        return 2;
+    }
+    return pl_record_prefix_get_any(p, n, len);
+}
 
 /* ---- Header (header.c) ---- */
 typedef struct pl_header {
