@@ -17,6 +17,8 @@ _Static_assert((uint64_t)PL_PACER_DATAGRAM_MOST * PL_PACER_BURST_DATAGRAMS_MOST 
 _Static_assert(PL_PACER_GAIN_PERCENT_SLOW_START >= 100 && PL_PACER_GAIN_PERCENT_AVOIDANCE >= 100,
                "a pacer slower than the window would starve it");
 
+/* The pacer's invariants: checked after every change (init, set_rate, on_sent), which is
+ * all that writes it; the query of every packet (next_send_ns) does not check again. */
 static void pl_pacer_check(const pl_pacer *pacer) {
     assert(pacer != NULL);
     assert(pacer->credit <= pacer->burst);
@@ -73,7 +75,6 @@ void pl_pacer_set_rate(pl_pacer *pacer, uint64_t rate_bytes_per_s, uint64_t now_
 }
 
 uint64_t pl_pacer_next_send_ns(const pl_pacer *pacer, uint64_t now_ns, uint64_t bytes) {
-    pl_pacer_check(pacer);
     assert(bytes <= PL_PACER_DATAGRAM_MOST);
     uint64_t need = bytes * PL_PACER_NS_PER_S;
     assert(need <= pacer->burst); /* else no credit would ever cover it */
@@ -84,7 +85,6 @@ uint64_t pl_pacer_next_send_ns(const pl_pacer *pacer, uint64_t now_ns, uint64_t 
 }
 
 void pl_pacer_on_sent(pl_pacer *pacer, uint64_t bytes, uint64_t now_ns) {
-    pl_pacer_check(pacer);
     assert(bytes <= PL_PACER_DATAGRAM_MOST);
     uint64_t need = bytes * PL_PACER_NS_PER_S;
     uint64_t credit = pl_pacer_credit_at(pacer, now_ns);
