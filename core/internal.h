@@ -846,7 +846,16 @@ int pl_lost_pull(pure_link *pl, uint8_t *buf, pure_link_addr *to);
 
 /* pool.c */
 void pl_pool_init(pl_pool *p, const pure_link_config *c);
-uint64_t pl_run_window(const pure_link *pl, pl_run *r);
+uint64_t pl_run_window_of(const pure_link *pl, pl_run *r);
+/* Bytes from its stored mark that run r may hold (pool.c), asked at every packet and
+ * delivery: while no run holds or waits for the ticket, r's share changes only when a run
+ * starts or stops holding blocks, so it is kept beside the run until the pool counts such
+ * a change (holding_changes), and this is inline. */
+static inline uint64_t pl_run_window(const pure_link *pl, pl_run *r) {
+    const pl_pool *p = &pl->pool;
+    if (r->share_at == p->holding_changes && p->ticket < 0 && p->queue_count == 0) return r->share;
+    return pl_run_window_of(pl, r);
+}
 uint64_t pl_run_pool_free(const pure_link *pl, const pl_run *r);
 uint64_t pl_run_credit(const pure_link *pl, const pl_run *r);
 void pl_run_ticket_ask(pure_link *pl, pl_run *r, uint64_t end);
@@ -870,7 +879,12 @@ static inline const uint8_t *pl_run_mem_at(const pure_link *pl, const pl_run *r,
 void pl_run_mem_read(const pure_link *pl, const pl_run *r, uint64_t off, uint8_t *dst, size_t n);
 void pl_run_mem_stored(pure_link *pl, pl_run *r, uint64_t from);
 void pl_run_mem_release(pure_link *pl, pl_run *r);
-void pl_run_mem_trim(pure_link *pl, pl_run *r);
+void pl_run_mem_trim_for_head(pure_link *pl, pl_run *r);
+/* A run gives back the blocks beyond its share while a long record waits for them (pool.c):
+ * nothing to do, and no call, while no run waits for the ticket. */
+static inline void pl_run_mem_trim(pure_link *pl, pl_run *r) {
+    if (pl->pool.queue_count > 0) pl_run_mem_trim_for_head(pl, r);
+}
 void pl_run_mem_broken(pure_link *pl, pl_run *r);
 void pl_run_mem_stopped(pure_link *pl, pl_run *r, uint64_t now_ns);
 const uint8_t *pl_stage_record(pure_link *pl, const pl_run *r, uint64_t start, size_t len, uint64_t *end_out);

@@ -109,17 +109,13 @@ static uint64_t window_of(const pure_link *pl, const pl_run *r) {
     return share_of(pl, r, reserve_blocks(pl));
 }
 
-/* window_of(), asked at every packet and delivery: while no run holds or waits for the
- * ticket, r's share changes only when a run starts or stops holding blocks, so it is kept
- * beside the run until the pool counts such a change (holding_changes). */
-uint64_t pl_run_window(const pure_link *pl, pl_run *r) {
+/* pl_run_window when r's share is not kept (or the ticket is in play). */
+uint64_t pl_run_window_of(const pure_link *pl, pl_run *r) {
     const pl_pool *p = &pl->pool;
     if (p->ticket >= 0 || p->queue_count > 0) return window_of(pl, r);
-    if (r->share_at != p->holding_changes) {
-        assert(reserve_blocks(pl) == p->big_blocks);
-        r->share = share_of(pl, r, p->big_blocks);
-        r->share_at = p->holding_changes;
-    }
+    assert(reserve_blocks(pl) == p->big_blocks);
+    r->share = share_of(pl, r, p->big_blocks);
+    r->share_at = p->holding_changes;
     return r->share;
 }
 
@@ -305,7 +301,7 @@ static void mem_give_from(pure_link *pl, pl_run *r, uint64_t cut) {
     ticket_grant(pl);
 }
 
-void pl_run_mem_trim(pure_link *pl, pl_run *r) {
+void pl_run_mem_trim_for_head(pure_link *pl, pl_run *r) {
     const pl_pool *p = &pl->pool;
     if (r->mem_blocks == 0 || r->ticket_state == PL_TICKET_HELD || head_need(pl) <= p->store.free_count) return;
     uint64_t cut = r->stored_off + pl_run_window(pl, r);

@@ -123,6 +123,11 @@ int pl_replay_check(const uint64_t *window, uint64_t largest, uint64_t pn) {
 }
 
 void pl_replay_mark(uint64_t *window, uint64_t *largest, uint64_t pn) {
+    if (*largest != PL_NONE && pn == *largest + 1) {  /* the next number: its bit is the one to clear and set */
+        *largest = pn;
+        window[pn % PL_REPLAY_WINDOW / 64] |= 1ull << (pn % 64);
+        return;
+    }
     if (*largest == PL_NONE || pn > *largest) {
         uint64_t from = *largest == PL_NONE ? pn : *largest + 1;
         /* Clear the bits of the numbers skipped over, then move the edge. */

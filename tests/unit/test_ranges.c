@@ -84,6 +84,15 @@ static void replay_window_edges(void) {
     CHECK(!pl_replay_check(w, largest, 5000));                          /* now too old */
     CHECK(pl_replay_check(w, largest, 5000 + PL_REPLAY_WINDOW + 9));
     CHECK(!pl_replay_check(w, largest, 5000 + PL_REPLAY_WINDOW + 10));
+    uint64_t top = 5000 + PL_REPLAY_WINDOW + 10;                      /* numbers in order from here */
+    for (uint64_t pn = top + 1; pn <= top + PL_REPLAY_WINDOW + 1; pn += 2) pl_replay_mark(w, &largest, pn);
+    for (uint64_t pn = top + 2; pn <= top + PL_REPLAY_WINDOW; pn += 2) pl_replay_mark(w, &largest, pn);
+    CHECK(largest == top + PL_REPLAY_WINDOW + 1);
+    for (uint64_t pn = top + 2; pn <= largest; pn++) CHECK(!pl_replay_check(w, largest, pn));
+    CHECK(!pl_replay_check(w, largest, top + 1));                       /* W behind: too old */
+    pl_replay_mark(w, &largest, largest + 1);                           /* the next: its bit was pn - W's */
+    CHECK(!pl_replay_check(w, largest, largest) && pl_replay_check(w, largest, largest + 1));
+    CHECK(!pl_replay_check(w, largest, largest - (PL_REPLAY_WINDOW - 1)));
 }
 
 /* Random adds (in order mostly, as bytes and packet numbers come, and anywhere) and
