@@ -5,6 +5,11 @@
 
 #include "wire.h"
 
+/* The packet number is read and written as the 4 bytes that end the header, masked: the
+ * bytes before a shorter number are the run's, written after it. */
+_Static_assert(PL_PN_LEN_MOST == 4 && PL_HDR_RUN_AT + 8 == PL_HEADER_SENDER_FIXED &&
+               PL_HDR_REPLY_OWN_AT + 8 == PL_HEADER_REPLY_FIXED, "a header ends with a u64, then the number");
+
 size_t pl_header_size(unsigned reply, unsigned pn_len) {
     assert(reply <= 1);
     assert(pn_len >= PL_PN_LEN_LEAST && pn_len <= PL_PN_LEN_MOST);
@@ -34,9 +39,7 @@ int pl_header_decode(pl_header *h, const uint8_t *p, size_t n) {
         h->run = pl_wire_get64(p + PL_HDR_RUN_AT);
         h->reply_run = 0;
     }
-    uint64_t pn = 0;
-    for (size_t i = len - pn_len; i < len; i++) pn = pn << 8 | p[i];
-    h->pn_truncated = pn;
+    h->pn_truncated = pl_wire_get32(p + len - 4) & (UINT64_C(0xffffffff) >> (32u - 8u * pn_len));
     assert(len <= n);
     return (int)len;
 }
@@ -50,6 +53,7 @@ size_t pl_header_encode(uint8_t *p, size_t cap, const pl_header *h) {
     assert(!h->reply || h->key_id == 0);
     if (len > cap) return 0;
 
+    pl_wire_put32(p + len - 4, (uint32_t)h->pn_truncated);  /* first: the run's bytes go over the top */
     p[PL_HDR_VERSION_AT] = (uint8_t)PL_VERSION;
     p[PL_HDR_FLAGS_AT] = (uint8_t)((h->reply ? PL_FLAG_REPLY : 0u) |
                                    ((unsigned)(h->pn_len - 1u) << PL_FLAG_PN_SHIFT) | h->epoch_field);
@@ -60,8 +64,6 @@ size_t pl_header_encode(uint8_t *p, size_t cap, const pl_header *h) {
         pl_wire_put32(p + PL_HDR_KEY_ID_AT, h->key_id);
         pl_wire_put64(p + PL_HDR_RUN_AT, h->run);
     }
-    uint64_t pn = h->pn_truncated;
-    for (size_t i = len; i-- > len - h->pn_len; pn >>= 8) p[i] = (uint8_t)pn;
     return len;
 }
 
