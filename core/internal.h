@@ -717,7 +717,10 @@ static inline int pl_rangeset_add(pl_rangeset *s, uint64_t lo, uint64_t hi) {
     return 0;
 }
 void pl_rangeset_add_cover(pl_rangeset *s, uint64_t lo, uint64_t hi); /* never forgets */
-void pl_rangeset_add_pn(pl_rangeset *s, uint64_t pn);          /* drops the oldest when full */
+void pl_rangeset_add_pn_full(pl_rangeset *s, uint64_t pn);
+static inline void pl_rangeset_add_pn(pl_rangeset *s, uint64_t pn) {  /* drops the oldest when full */
+    if (pl_rangeset_add(s, pn, pn + 1) != 0) pl_rangeset_add_pn_full(s, pn);
+}
 void pl_rangeset_remove_below(pl_rangeset *s, uint64_t lo);
 void pl_rangeset_remove(pl_rangeset *s, uint64_t lo, uint64_t hi);
 int pl_rangeset_contains(const pl_rangeset *s, uint64_t v);

@@ -87,8 +87,8 @@ void pl_rangeset_remove(pl_rangeset *s, uint64_t lo, uint64_t hi) {
 
 /* Packet numbers for ACK: when the set is full, the oldest range is forgotten (the sender
  * has long since had it acknowledged or given it up). */
-void pl_rangeset_add_pn(pl_rangeset *s, uint64_t pn) {
-    if (pl_rangeset_add(s, pn, pn + 1) == 0) return;
+void pl_rangeset_add_pn_full(pl_rangeset *s, uint64_t pn) {
+    assert(s->count == s->most);
     memmove(&s->r[0], &s->r[1], (s->count - 1) * sizeof s->r[0]);
     s->count--;
     int ok = pl_rangeset_add(s, pn, pn + 1);

@@ -318,8 +318,8 @@ void pl_receiver_deliver(pure_link *pl, pl_run *r) {
         r->deliver_record++;
         r->head_stop = 0;
         pl_rangeset_remove_below(&r->have, r->deliver_off);
-        pl_run_have_fit(pl, r);
-        pl_run_ticket_done(pl, r);
+        if (r->have_table != 0) pl_run_have_fit(pl, r);             /* at every record: a call */
+        if (r->ticket_state != PL_TICKET_NONE) pl_run_ticket_done(pl, r);  /* only when they can act */
     }
 }
 
