@@ -54,19 +54,24 @@ void pl_queue_put(const pure_link *pl, pl_sender *s, uint64_t off, const uint8_t
 }
 
 /* Queues one record at stream offset off (its blocks taken already): its length prefix
- * (prefix_len bytes, pl_record_prefix_size), written in place when the block has room for
- * it (a record's usual case: no copy of 1 to 8 bytes through a buffer), then its bytes. */
+ * (prefix_len bytes, pl_record_prefix_size) written in place, then its bytes.  A record
+ * that fits in the rest of its block (most do: blocks are 16 KiB) is one lookup and one
+ * copy; the others go through pl_queue_put, piece by piece. */
 void pl_queue_put_record(const pure_link *pl, pl_sender *s, uint64_t off, size_t prefix_len, const uint8_t *p,
                          size_t len) {
     assert(prefix_len > 0 && prefix_len == pl_record_prefix_size(len));
     size_t room;
-    uint8_t *dst = queue_at(pl, s, off, 8, &room);
-    if (room < prefix_len) {  /* across a block's end */
+    uint8_t *dst = queue_at(pl, s, off, prefix_len + len, &room);
+    if (room < prefix_len) {  /* the prefix crosses a block's end */
         uint8_t prefix[8];
         pl_record_prefix_put(prefix, sizeof prefix, len);
         pl_queue_put(pl, s, off, prefix, prefix_len);
     } else {
         pl_record_prefix_put(dst, room, len);
+        if (room - prefix_len >= len) {
+            if (len > 0) memcpy(dst + prefix_len, p, len);
+            return;
+        }
     }
     pl_queue_put(pl, s, off + prefix_len, p, len);
 }
