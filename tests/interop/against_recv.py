@@ -5,7 +5,7 @@
 
 Usage: python3 tests/interop/against_recv.py [--tool build/pure-link] [--keep DIR] [-v] CASE
 CASE: amplification | black_hole | bulk | epochs | move | mtu | one_record | refused |
-      restart_memo | restart_nomemo | sizes
+      restart_memo | restart_nomemo | resume_kill9 | resume_sigint | sizes
 Exit 0 when the case passes; every failed check is printed.
 """
 
@@ -14,6 +14,9 @@ import os
 import random
 import select
 import shutil
+import signal
+import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -325,6 +328,104 @@ def case_restart(tool, tmp, log, memo):
     return chk.finish()
 
 
+def check_resumed(chk, got, records):
+    """protocol.md §4.3 seen in a store, either receiver's ([(run, number, bytes)] in
+    storage order): records numbered as places in the one input over every run of the
+    source, each exactly once, byte for byte; each run a contiguous piece, the next
+    starting where the one before stopped.  Returns the runs in order of their first
+    record: [(run, first number, count)]."""
+    nums = sorted(n for _, n, _ in got)
+    dup = len(nums) - len(set(nums))
+    chk.expect("no record stored twice", dup == 0, dup)
+    chk.expect("every record of the input stored", set(nums) == set(range(len(records))),
+               (len(nums), sorted(set(range(len(records))) - set(nums))[:10]))
+    bad = [n for _, n, rec in got if n >= len(records) or rec != records[n]]
+    chk.expect("byte for byte, each at its place in the input", not bad, bad[:10])
+    runs = []
+    for r, n, _ in got:
+        if not runs or runs[-1][0] != r:
+            runs.append([r, n, 0])
+        runs[-1][2] += 1
+    chk.expect("each run's records follow the one before's",
+               all(b[1] == a[1] + a[2] for a, b in zip(runs, runs[1:])) and
+               (not runs or runs[0][1] == 0), runs)
+    return [tuple(x) for x in runs]
+
+
+def store_frames(rx, spub):
+    """The frames of the sender's record file as they stand (a torn tail left out)."""
+    path = os.path.join(rx.inputs[INPUT], store_read.store_file_name(spub, SOURCE))
+    return store_read.read_plr(path)[1] if os.path.exists(path) else []
+
+
+def resume_sender(rx, ssec, tmp, tag, pace=None):
+    """sender.py --resume as a process, its records --framed from the input file."""
+    cmd = [sys.executable, os.path.join(HERE, "sender.py"), "--to", "127.0.0.1:%d" % rx.port,
+           "--secret", ssec.hex(), "--peer", rx.public.hex(), "--input", INPUT,
+           "--source", SOURCE.decode(), "--shape", str(SHAPE), "--resume", "--framed",
+           "--timeout", str(CASE_SECONDS)] + (["--pace", str(pace)] if pace else [])
+    err = open(os.path.join(tmp, "py-send-%s.err" % tag), "w")
+    p = subprocess.Popen(cmd, stdin=open(os.path.join(tmp, "input.framed"), "rb"),
+                         stdout=subprocess.DEVNULL, stderr=err)
+    real_tool._RUNNING.append(p)
+    p.err_path = err.name
+    return p
+
+
+def case_resume(tool, tmp, log, how):
+    """protocol.md §4.3 with the real receiver: sender.py --resume A sends 800 records,
+    paced; once the record file holds 250 of them A is stopped by SIGINT, or by kill -9
+    (and pure-link recv killed with it and started again on its port); B, sender.py
+    --resume on the same input, asks where the source stands, skips the m records the
+    receiver holds and sends the rest from record m, at stream offset m.  Every record
+    once in the record file, the runs one after the other."""
+    chk = Check("resume_" + how)
+    records = small_records(random.Random(21), 800, 200, 2500)
+    with open(os.path.join(tmp, "input.framed"), "wb") as f:
+        f.write(b"".join(struct.pack(">I", len(r)) + r for r in records))
+    rx, ssec, spub = setup(tool, tmp)
+    a = resume_sender(rx, ssec, tmp, "a", pace=600)
+    t0 = time.monotonic()
+    n = 0
+    while time.monotonic() < t0 + CASE_SECONDS / 2 and n < 250:
+        time.sleep(0.02)
+        n = len(store_frames(rx, spub))
+    chk.expect("250 records stored before A stops, most still to come", 250 <= n < 600, n)
+    if how == "sigint":
+        a.send_signal(signal.SIGINT)
+        chk.expect("A exits 130 on SIGINT", a.wait(timeout=5) == 130, a.returncode)
+    else:
+        a.send_signal(signal.SIGKILL)
+        a.wait(timeout=5)
+        rx.kill()
+        rx.start(port=rx.port)
+    at_stop = len(store_frames(rx, spub))
+    b = resume_sender(rx, ssec, tmp, "b")
+    try:
+        rc = b.wait(timeout=CASE_SECONDS + 2)
+    except subprocess.TimeoutExpired:
+        b.kill()
+        rc = b.wait()
+    err = open(b.err_path).read()
+    chk.expect("B exits 0 (every record stored)", rc == 0, err)
+    said = [int(w.split()[-1].rstrip(")")) for w in err.split(",") if "resumed at" in w]
+    rrc, st = rx.stop()
+    chk.expect("receiver exits 0 on SIGTERM", rrc == 0, rrc)
+    frames = store_frames(rx, spub)
+    runs = check_resumed(chk, frames, records)
+    chk.fact("A stopped (%s) with %d stored; runs in the file (first record, count): %s; B "
+             "said: %s" % (how, at_stop, [("%016x" % r, f, c) for r, f, c in runs],
+                           err.strip().splitlines()[-1:]))
+    chk.expect("two runs, B's from where the store stood when it asked", len(runs) == 2 and
+               runs[0][1] == 0 and runs[1][1] == runs[0][2] and runs[1][1] >= at_stop, runs)
+    chk.expect("B was answered m and sent from record m", len(runs) == 2 and
+               said == [runs[1][1]], (said, runs))
+    if st:
+        chk.fact("receiver: records_stored %s, lost_notices_sent %s" % (
+            st["endpoint"]["records_stored"], st["endpoint"]["lost_notices_sent"]))
+    return chk.finish()
+
+
 def _log(verbose):
     return (lambda m: sys.stderr.write(m + "\n")) if verbose else None
 
@@ -587,6 +688,8 @@ def case_one_record(tool, tmp, log):
 
 
 CASES = {
+    "resume_sigint": lambda t, d, v: case_resume(t, d, _log(v), "sigint"),
+    "resume_kill9": lambda t, d, v: case_resume(t, d, _log(v), "kill9"),
     "amplification": lambda t, d, v: case_amplification(t, d, _log(v)),
     "one_record": lambda t, d, v: case_one_record(t, d, _log(v)),
     "black_hole": lambda t, d, v: case_black_hole(t, d, _log(v)),

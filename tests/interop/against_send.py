@@ -4,7 +4,8 @@
 
 Usage: python3 tests/interop/against_send.py [--tool build/pure-link] [--keep DIR] [-v] CASE
 CASE: bulk | move | refused | restart_memo | restart_nomemo | epochs | epochs_lossy |
-      restart_epoch1 | restart_epoch5 | sizes | mtu | black_hole
+      restart_epoch1 | restart_epoch5 | sizes | mtu | black_hole | resume_sigint |
+      resume_kill9 | resume_stop
 Every case also checks, from receiver.py's accounting, that no unvalidated address got
 more than 3x the bytes it sent; `move` checks it again from the bytes a forwarder saw.
 """
@@ -25,7 +26,7 @@ sys.path.insert(0, HERE)
 import pl_spec as pl  # noqa: E402
 import real_tool  # noqa: E402
 import rx_store  # noqa: E402
-from against_recv import Check, mixed_records, run_cases, small_records  # noqa: E402
+from against_recv import Check, check_resumed, mixed_records, run_cases, small_records  # noqa: E402
 from udp_path import Capped, Forwarder, Impairer  # noqa: E402
 
 INPUT = "logs"
@@ -106,14 +107,14 @@ class Feeder(threading.Thread):
 
 
 def start_sender(tool, tmp, skey, rx, input_name=INPUT, deadline=CASE_SECONDS, to_port=None,
-                 extra=()):
-    stats = os.path.join(tmp, "send.stats.json")
+                 extra=(), tag=""):
+    stats = os.path.join(tmp, "send%s.stats.json" % tag)
     cmd = [tool, "send", "--key", skey, "--to", "127.0.0.1:%d" % (to_port or rx.port),
            "--peer", rx.public.hex(), "--input", input_name, "--source", SOURCE,
            "--shape", str(SHAPE), "--framed", "--deadline", "%ds" % int(deadline),
            "--no-progress", "--stats=" + stats, "--keylog", os.path.join(tmp, "send.keylog")
            ] + list(extra)
-    errf = open(os.path.join(tmp, "send.err"), "w")
+    errf = open(os.path.join(tmp, "send%s.err" % tag), "w")
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errf)
     real_tool._RUNNING.append(p)
     p.stats_path, p.err_path = stats, errf.name
@@ -617,7 +618,97 @@ def case_black_hole(tool, tmp, verbose):
     return chk.finish()
 
 
+def stored_records(store):
+    return rx_store.read_records(store) if os.path.exists(
+        os.path.join(store, "records.bin")) else []
+
+
+def case_resume(tool, tmp, verbose, how):
+    """protocol.md §4.3 with the real sender: `pure-link send --resume` A sends a source,
+    fed in batches; once receiver.py's store holds 250 of its 800 records A is stopped --
+    SIGINT, or kill -9 (and receiver.py killed with it and started again from its store),
+    or SIGSTOP (A lives on) -- and B, `--resume` on the same input, asks where to go on:
+    receiver.py answers the records of the source it holds durably, m; B skips m records
+    of its input and sends the rest, numbered from m.  Every record once in the store.
+    With SIGSTOP, A is let go again once B is done: its run was cut off by B's ask, so
+    nothing it sends after is stored (protocol.md §4.3, "What the host counts")."""
+    chk = Check("resume_" + how)
+    records = small_records(random.Random(20), 800, 200, 2500)
+    skey, spub = keys(tmp)
+    store = os.path.join(tmp, "store")
+    goal = len(records) + (1 if how == "stop" else 0)   # with A alive, stopped by the test
+    rx = PyRecv(tmp, spub, goal, verbose=verbose,
+                extra=["--store", store, "--memo", os.path.join(tmp, "rx.memo")])
+    rx.start(timeout=CASE_SECONDS * 2)
+    a = start_sender(tool, tmp, skey, rx, extra=["--resume"], tag="-a",
+                     deadline=CASE_SECONDS * 2)
+    Feeder(a.stdin, records, 20, 0.05).start()
+    t0 = time.monotonic()
+    n = 0
+    while time.monotonic() < t0 + CASE_SECONDS / 2 and n < 250:
+        time.sleep(0.02)
+        n = len(stored_records(store))
+    chk.expect("250 records stored before A stops, most still to come", 250 <= n < 600, n)
+    if how == "sigint":
+        a.send_signal(signal.SIGINT)
+        rc, _, err = sender_result(a, 5)
+        chk.expect("A exits 6 (stopped by SIGINT before every record was stored)", rc == 6,
+                   (rc, err))
+    elif how == "kill9":
+        a.send_signal(signal.SIGKILL)
+        a.wait()
+        rx.kill()
+        rx.start(port=rx.port, timeout=CASE_SECONDS * 2)
+    else:
+        a.send_signal(signal.SIGSTOP)
+    at_stop = len(stored_records(store))
+    b = start_sender(tool, tmp, skey, rx, extra=["--resume"], tag="-b")
+    Feeder(b.stdin, records, len(records), 0).start()
+    rc, st, err = sender_result(b, CASE_SECONDS + 2)
+    chk.expect("B exits 0 (every record stored)", rc == 0, err)
+    after_b = stored_records(store)
+    if how == "stop":
+        a.send_signal(signal.SIGCONT)
+        time.sleep(2.0)                  # A goes on: PTO probes, its next records
+        a.send_signal(signal.SIGKILL)
+        a.wait()
+        rx.proc.send_signal(signal.SIGTERM)
+    rrc, res = rx.wait(10)
+    got = stored_records(store)
+    runs = check_resumed(chk, got, records)
+    chk.fact("A stopped (%s) with %d stored; runs in the store (first record, count): %s" % (
+        how, at_stop, [("%016x" % r, f, c) for r, f, c in runs]))
+    chk.expect("two runs: A's, then B's from where the store stood", len(runs) == 2 and
+               runs[1][1] >= at_stop, runs)
+    if not res:
+        return chk.finish()
+    answers = res["resume_answers"]
+    chk.fact("receiver.py's last life: answers %s, runs cut off %s, counters %s" % (
+        answers, res["runs_cut_off"], {k: v for k, v in res["counters"].items()
+                                       if "cut" in k or "resume" in k or "lost" in k}))
+    if len(runs) == 2:
+        chk.expect("B asked and was answered the records held, m: its first record is m",
+                   answers and answers[-1][0] == "%016x" % runs[1][0] and
+                   answers[-1][2] == runs[1][1], (answers, runs))
+    if how == "stop":
+        chk.expect("B's ask cut A's run off", runs and "%016x" % runs[0][0] in
+                   res["runs_cut_off"], res["runs_cut_off"])
+        chk.expect("A went on after B was done, and nothing of it was stored",
+                   res["counters"].get("cut_off_deliveries", 0) > 0 and len(got) == len(after_b),
+                   (res["counters"].get("cut_off_deliveries"), len(got), len(after_b)))
+    else:
+        chk.expect("receiver.py exits 0", rrc == 0, rrc)
+    if st:
+        chk.fact("B: records_queued %s, records_stored %s" % (st.get("records_queued"),
+                                                             st.get("records_stored")))
+    check_amplification(chk, res)
+    return chk.finish()
+
+
 CASES = {
+    "resume_sigint": lambda t, d, v: case_resume(t, d, v, "sigint"),
+    "resume_kill9": lambda t, d, v: case_resume(t, d, v, "kill9"),
+    "resume_stop": lambda t, d, v: case_resume(t, d, v, "stop"),
     "black_hole": case_black_hole,
     "bulk": case_bulk,
     "sizes": case_sizes,

@@ -8,11 +8,13 @@ Usage:
 
 --secret  the receiver's static X25519 secret key (32 B hex)
 --peer    the one wired sender static public key; wired as source '*' (any source);
-          the host accepts any input name and shape with stored mark 0 and stores each
-          record at once (in memory).
+          the host accepts any input name and shape with its stored mark of the run (or,
+          for a run that asks where to resume, protocol.md §4.3, the records of the
+          source it holds) and stores each record at once (in memory, or --store DIR).
 
 Exit when N records are stored and ~0.5 s have passed since the last STORED was sent (or
-at --timeout, default 20 s); write FILE.json; exit 0 if all N records were stored.
+at --timeout, default 20 s, or on SIGTERM); write FILE.json; exit 0 if all N records were
+stored.
 """
 
 import argparse
@@ -270,6 +272,7 @@ class Run:
         self.refuse_pending = False  # a turn to answer with REFUSED
         self.turns = []              # times of packets carrying a refused stream's bytes
         self.refusal = None          # its record in the results
+        self.asked = False           # §4.3: bound by an ask (numbers places in the input)
         # Memo (§9): a restored run is not proven live; numbers above `recorded` are new
         self.restored = False
         self.recorded = None
@@ -283,6 +286,9 @@ class Receiver:
         self.die_at_epoch = die_at_epoch
         self.inputs = inputs         # {input name: shape}; None accepts every input
         self.store = store           # rx_store.RecordStore, or None (in memory)
+        # protocol.md §4.3: where each source stands, beside the store (in memory without)
+        self.sources = rx_store.SourceBook(store.directory if store is not None else None)
+        self.resume_answers = []     # (run, source, m) per answer given in this life
         self.memo = memo             # rx_store.Memo, or None
         self.secret = secret
         self.public = pl.x25519_public(secret)
@@ -554,12 +560,15 @@ class Receiver:
             self.count("opened_in_previous_epoch")   # a late packet: its keys still held
         if epoch >= 1 and not run.live:
             run.live = True               # §4.2: the run is proven live
+            self.take_source(run)
 
         # Frames.  STREAM frames act first so that record bytes in the same packet find
         # the binding whatever the frame order (the spec does not fix an order).
+        # §4.3: a STREAM in a packet that carries no record bytes asks where to resume
+        asks = not any(t in (pl.RECORDS, pl.RECORD) for t, _ in frames)
         for t, f in frames:
             if t == pl.STREAM:
-                self.on_stream(run, f)
+                self.on_stream(run, f, asks)
         if run.refused and any(t in (pl.STREAM, pl.RECORDS, pl.RECORD) for t, _ in frames):
             run.refuse_pending = True                 # §4.1: a turn
             run.turns.append(now)
@@ -610,9 +619,11 @@ class Receiver:
         self.count("epochs_wiped")
         self.log("run %016x: epoch %d keys wiped" % (run.run, e))
 
-    def on_stream(self, run, f):
+    def on_stream(self, run, f, asks=False):
         """protocol.md §4, §4.1: bind an unbound run.  Wiring: our one peer may send as
-        any source ('*').  Host: accepts any input and shape, stored mark 0."""
+        any source ('*').  Host: accepts any input and shape with its stored mark of the
+        run -- or, when the run asks where to resume (§4.3), with m, the records of the
+        source it holds durably: the stream then starts at record m, stream offset m."""
         if run.stream is not None:
             s = run.stream
             if (f["source"], f["input"], f["shape"]) != (s.source, s.input, s.shape):
@@ -634,11 +645,43 @@ class Receiver:
             run.refused = reason
             return
         run.refused = 0
-        run.stream = Stream(f["base_record"], f["base_offset"], f["source"], f["input"],
-                            f["shape"], host_mark=self.store.mark(run.run) if self.store
-                            else 0)
-        self.log("run %016x bound: source=%r input=%r shape=%016x base=%d@%d" % (
-            run.run, f["source"], f["input"], f["shape"], f["base_record"], f["base_offset"]))
+        if asks:
+            if self.store is not None:
+                self.store.commit()      # §4.3: the count is of records held durably
+            m = self.sources.ask(run.run, f["source"], self.run_mark)
+            self.resume_answers.append(("%016x" % run.run, f["source"].decode(errors="replace"), m))
+            self.count("resume_answered")
+            run.stream = Stream(m, m, f["source"], f["input"], f["shape"], host_mark=m)
+            run.asked = True
+            self.take_source(run)
+        else:
+            self.sources.bound(run.run, f["source"])
+            # a run that asked in an earlier build (a restart, a lost slot) binds again with
+            # record bytes from its stored mark: its records are still places in the input
+            run.asked = run.run in self.sources.asked
+            run.stream = Stream(f["base_record"], f["base_offset"], f["source"], f["input"],
+                                f["shape"], host_mark=self.run_mark(run.run))
+        self.log("run %016x bound: source=%r input=%r shape=%016x base=%d@%d%s" % (
+            run.run, f["source"], f["input"], f["shape"], run.stream.next_record,
+            run.stream.pos, " (asked where to resume)" if asks else ""))
+
+    def take_source(self, run):
+        """§4.3: an asking run proven live takes its source over (the earlier runs are cut
+        off from then on).  Records they appended since its answer are the host's already:
+        the run skips them as records below its stored mark (§4.2)."""
+        if not (run.live and run.asked and run.stream is not None):
+            return
+        if self.store is not None:
+            self.store.commit()
+        self.sources.owns(run.run)
+        s = run.stream
+        s.host_mark = max(s.host_mark, self.sources.count(s.source, self.run_mark))
+
+    def run_mark(self, run_id):
+        """The host's stored mark of a run: one past its highest record stored."""
+        if self.store is not None:
+            return self.store.mark(run_id)
+        return max((n + 1 for r, n, _ in self.records if r == run_id), default=0)
 
     def host_answer(self, input_name, shape):
         """§4.1: 0 accepts, 1 no input of that name, 2 the input's shape differs."""
@@ -739,6 +782,11 @@ class Receiver:
         stores each at once (in memory)."""
         s = run.stream
         if s is None or not run.live:
+            return
+        if self.sources.cut(run.run):
+            # §4.3: a later run of the source asked where to resume; this one appends
+            # nothing more and its STORED stays where it was
+            self.count("cut_off_deliveries")
             return
         got = s.take_records()
         for number, rec in got:
@@ -922,6 +970,8 @@ class Receiver:
             "amplification": self.amp_log,
             "refusals": self.refusals,
             "memo_runs_restored": self.memo_restored,
+            "resume_answers": self.resume_answers,
+            "runs_cut_off": ["%016x" % r for r in self.sources.source_of if self.sources.cut(r)],
             "store_cut_bytes": self.store.cut if self.store is not None else 0,
         }
 
@@ -978,9 +1028,14 @@ def main():
 
     start = time.monotonic()
     deadline = start + a.timeout
+    stopped = []
+    signal.signal(signal.SIGTERM, lambda *_: stopped.append(True))
     while True:
         now = time.monotonic()
         if rx.done(now):
+            break
+        if stopped:
+            rx.note("stopped by SIGTERM")
             break
         if now >= deadline:
             rx.note("timeout after %.1f s" % a.timeout)

@@ -18,6 +18,7 @@ import json
 import os
 import random
 import select
+import shutil
 import socket
 import struct
 import subprocess
@@ -657,7 +658,8 @@ def unit_checks():
     epoch_checks(rxm, expect)
     size_checks(rxm, expect)
     search_checks(expect)
-    print("unit     %s  %d rule checks (receiver, sizes, size search)" % ("PASS" if not problems else "FAIL",
+    source_checks(expect)
+    print("unit     %s  %d rule checks (receiver, sizes, size search, resuming)" % ("PASS" if not problems else "FAIL",
                                                     checks[0]))
     for p in problems:
         print("         PROBLEM: " + p)
@@ -895,6 +897,67 @@ def open_reply_any(d, spub, rpub, e0):
     key = pl.reply_key(e0, spub, rpub, h.run, h.reply_run, 0)
     pt = key.open(h.raw, d[h.length:], pl.recover_pn(None, h.pn_trunc, h.pn_len))
     return pl.decode_frames(pt, True) if pt is not None else []
+
+
+def source_checks(expect):
+    """protocol.md §4.3 at receiver.py's host (rx_store.SourceBook): the answer to a run
+    that asks where to resume, and the cut-off of the source's earlier runs once the asking
+    run is proven live -- never by an ask alone (a replay) -- the same after a restart (the
+    book read back from its file, a torn last entry cut)."""
+    import rx_store
+    d = tempfile.mkdtemp(prefix="pl-sources-")
+    marks = {}
+
+    def mark(r):
+        return marks.get(r, 0)
+    b = rx_store.SourceBook(d)
+    src, other = b"sensor", b"other"
+    b.bound(1, src)                                  # run 1 never asked: another input
+    marks[1] = 40
+    expect("a first ask of a source is answered 0 (runs that never asked do not count)",
+           b.ask(2, src, mark) == 0)
+    expect("an ask alone cuts nothing off", not b.cut(1) and not b.cut(2))
+    b.owns(2)
+    marks[2] = 300
+    expect("the asking run proven live owns the source: the runs before it are cut off",
+           b.cut(1) and not b.cut(2))
+    expect("a second ask: the records of the source held, 300", b.ask(3, src, mark) == 300
+           and not b.cut(2) and not b.cut(3))
+    marks[2] = 310                                   # run 2 went on until run 3's proof
+    b.owns(3)
+    expect("run 3 owns it: run 2 cut off; the count is 310", b.cut(2) and not b.cut(3) and
+           b.count(src, mark) == 310)
+    expect("an answer given counts before its run stored anything",
+           b.ask(4, src, mark) == 310)
+    b.owns(4)
+    expect("a replayed ask of run 2 (never proven live) takes nothing back",
+           b.ask(2, src, mark) == 310 and b.cut(2) and b.cut(3) and not b.cut(4))
+    b.bound(9, other)
+    b.ask(10, other, mark)
+    b.owns(10)
+    expect("another source stands on its own", not b.cut(4) and not b.cut(10) and b.cut(9))
+    b.bound(5, src)                                  # bound after the owner: not cut
+    expect("a run first seen after the owner is not cut off", not b.cut(5))
+    with open(os.path.join(d, "streams.bin"), "ab") as f:
+        f.write(b"\x03" + bytes(9))                   # a torn entry (a crash mid-write)
+    r = rx_store.SourceBook(d)
+    expect("after a restart: the torn entry cut, the same cut-offs", r.cut_bytes == 10 and
+           [x for x in (1, 2, 3, 4, 5, 9, 10) if r.cut(x)] == [1, 2, 3, 9])
+    marks[4] = 420
+    expect("and the same count, from the marks of the runs that asked",
+           r.ask(6, src, mark) == 420)
+    r.owns(6)
+    expect("the next owner cuts the runs before it", r.cut(4) and r.cut(5) and not r.cut(6))
+    r.owns(4)
+    expect("a run proven live again (it asked again after a LOST) owns it again",
+           not r.cut(4) and r.cut(6))
+    m = rx_store.SourceBook(None)
+    m.bound(1, src)
+    expect("in memory (no store) the same rules", m.ask(2, src, lambda x: 7) == 0 and
+           m.ask(3, src, lambda x: 7) == 7 and not m.cut(1))
+    m.owns(3)
+    expect("in memory: the owner cuts the runs before it", m.cut(1) and m.cut(2))
+    shutil.rmtree(d, ignore_errors=True)
 
 
 def search_checks(expect):

@@ -7,9 +7,12 @@ receiver.  The caller gives it every record up front and drives it with step() (
 run_until()); the test scenarios of against_recv.py reach into it to move its port or
 to watch what it heard.
 
-Usage (one transfer, records from files):
+Usage (one transfer, records from files, or from stdin with --framed):
   python3 tests/interop/sender.py --to 127.0.0.1:PORT --secret HEX64 --peer HEX64 \
-      --input NAME [--source NAME] [--shape N] [--epoch-packets N] [--timeout S] FILE...
+      --input NAME [--source NAME] [--shape N] [--epoch-packets N] [--timeout S] \
+      [--pace PPS] [--resume] [--framed | FILE...]
+Exit 0 once every record is stored; 1 at --timeout; 3 when --resume finds the receiver
+holding more records of the source than the input has; 130 on SIGINT.
 
 Local choices (each one the spec leaves to the sender), named here:
   - a fixed window of WINDOW_PACKETS packets in flight, no pacing (loopback tests);
@@ -185,7 +188,7 @@ class Flight:
     """What one sent packet carried (for loss recovery and the rules that depend on
     which packet an ACK names)."""
     __slots__ = ("pn", "time", "epoch", "pieces", "stream", "response", "offer", "trial",
-                 "tag8", "size", "probe", "size_probe")
+                 "tag8", "size", "probe", "size_probe", "ask")
 
     def __init__(self, **kw):
         for k in self.__slots__:
@@ -196,7 +199,7 @@ class Sender:
     def __init__(self, rx_addr, rx_public, secret, records, source=b"out", input_name=b"in",
                  shape=0, epoch_packets=EPOCH_PACKETS_DEFAULT, log=None, bind_host="127.0.0.1",
                  pace_pps=None, answer_challenges=True, search_sizes=True,
-                 pmtu_raise=PMTU_RAISE):
+                 pmtu_raise=PMTU_RAISE, resume=False):
         self.rx_addr = rx_addr
         self.rpub = rx_public
         self.secret = secret
@@ -214,21 +217,16 @@ class Sender:
         self.run = random_run()
         self.e0 = pl.epoch0_secret(pl.static_shared(secret, rx_public))
         # records and the stream (wire.md §7)
-        self.records = records
-        self.starts = []
-        off = 0
-        chunks = []
         for r in records:
             if len(r) > pl.RECORD_MOST:
                 raise ValueError("record above 16 MiB refused at enqueue (§4)")
-            self.starts.append(off)
-            p = pl.varint_encode(len(r))
-            chunks.append(p)
-            chunks.append(r)
-            off += len(p) + len(r)
-        self.stream = b"".join(chunks)
-        self.starts.append(off)
+        self.records = records
         self.n = len(records)
+        self._lay_out(0)
+        # resuming (§4.3): ask where to resume, queue no record until the answer
+        self.asking = resume
+        self.resumed_at = None          # m, the receiver's answer
+        self.resume_refused = False     # the input has fewer than m records
         # epochs (§3)
         self.secrets = {0: self.e0}
         self.epoch = 0
@@ -328,6 +326,39 @@ class Sender:
         eph = os.urandom(32)
         self.offer = (n, eph, pl.x25519_public(eph))
 
+    def _lay_out(self, m):
+        """The record stream (wire.md §7) with record k at self.starts[k].  Resuming at m
+        (§4.3), records 0..m-1 are the receiver's already and record m starts at offset m:
+        laid out as if each skipped record were an empty one (its 1 B prefix), bytes that
+        are below the stored mark and so never sent."""
+        self.starts = list(range(m))
+        chunks = [bytes(m)]
+        off = m
+        for r in self.records[m:]:
+            self.starts.append(off)
+            p = pl.varint_encode(len(r))
+            chunks.append(p)
+            chunks.append(r)
+            off += len(p) + len(r)
+        self.stream = b"".join(chunks)
+        self.starts.append(off)
+
+    def take_answer(self, m):
+        """§4.3: the first STORED of a resuming run is the answer, whatever its count: skip
+        m records of the input, number the next one m at stream offset m.  An input of
+        fewer than m records is not the one the receiver holds: refused (local choice)."""
+        self.asking = False
+        self.resumed_at = m
+        if m > self.n:
+            self.resume_refused = True
+            self.event("resume_refused", (m, self.n))
+            return
+        self._lay_out(m)
+        self.sent_end = m
+        self.resend = []
+        self.acked_pending = []
+        self.event("resumed", m)
+
     def stored_off(self):
         return self.starts[min(self.S, self.n)]
 
@@ -337,7 +368,10 @@ class Sender:
         return min(self.starts[k], self.stored_off() + pl.STREAM_LEAD_MOST)
 
     def done(self):
-        return self.S >= self.n
+        return not self.asking and self.S >= self.n
+
+    def failed(self):
+        return self.resume_refused
 
     def pto(self):
         srtt = self.srtt if self.srtt is not None else INITIAL_RTT
@@ -351,7 +385,7 @@ class Sender:
 
     # ---------------------------------------------------------------- sending
     def may_send(self, now):
-        if self.refused or now < self.pace_next:
+        if self.refused or self.resume_refused or now < self.pace_next:
             return False
         if self.epoch == 0:
             # §3: one epoch-0 packet per offer, until it is ACKed or declared lost
@@ -389,7 +423,15 @@ class Sender:
         with_stream = self.need_stream or trial
         used = sum(map(len, head)) + (len(stream_frame) if with_stream else 0)
         pieces = []
-        if trial:
+        ask = self.asking and (probe or trial or not any(
+            f.ask for f in self.flights.values()))
+        if self.asking:
+            # §4.3: the ask is a STREAM (base 0, 0) in a packet without record bytes, sent
+            # again as any packet is (lost, a probe, a trial); no record before the answer
+            if ask:
+                head.append(pl.enc_stream(0, 0, self.shape, self.source, self.input))
+                kinds.append("STREAM")
+        elif trial:
             off = self.stored_off()
             end = min(self.starts[self.n], off + room - used - 5)
             if off < end:
@@ -433,8 +475,8 @@ class Sender:
             if short > 0:
                 frames.append(pl.enc_padding(short))
         f = self._seal_send(now, pn, L, frames, kinds, pieces=pieces,
-                            stream=bool(pieces and with_stream), response=response,
-                            offer=offer, trial=trial, probe=probe, size_probe=False)
+                            stream=bool(pieces and with_stream) or ask, response=response,
+                            offer=offer, trial=trial, probe=probe, size_probe=False, ask=ask)
         assert f.size <= size
         self.flights[pn] = f
         if probe:
@@ -468,7 +510,8 @@ class Sender:
         """§5.1: one probe in flight at a time, after epoch 0, only while record bytes wait
         to be sent (the path is measured while it is used), never during a refusal."""
         return (self.search is not None and self.size_probe is None and self.epoch >= 1
-                and not self.refused and self.search.next_probe() is not None
+                and not self.refused and not self.asking
+                and self.search.next_probe() is not None
                 and (bool(self.resend) or self.sent_end < self.starts[self.n]))
 
     def send_size_probe(self, now):
@@ -664,7 +707,9 @@ class Sender:
             elif t == pl.REFUSED:
                 refused.append(f["reason"])
         progress = False
-        if stored is not None:
+        if stored is not None and self.asking:
+            self.take_answer(stored["stored"])   # §4.3: the first STORED is the answer
+        if stored is not None and not self.resume_refused:
             if stored["stored"] > self.S:
                 progress = True
                 self.S = min(stored["stored"], self.n)
@@ -813,7 +858,7 @@ class Sender:
         self.epochs_reached = max(self.epochs_reached, n)
         # §4.2: with records not yet stored, a packet of epoch 1 goes at once (the receiver
         # hands nothing over before one opens); during a refusal it keeps none anyway
-        self.proof_due = n == 1 and not self.done() and not self.refused
+        self.proof_due = n == 1 and not self.done() and not self.refused and not self.asking
         self.event("epoch", n)
 
     def on_lost(self, f, now):
@@ -878,18 +923,50 @@ def main():
     ap.add_argument("--shape", type=int, default=0)
     ap.add_argument("--epoch-packets", type=int, default=EPOCH_PACKETS_DEFAULT)
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--pace", type=float, metavar="PPS", help="at most PPS packets a second")
+    ap.add_argument("--resume", action="store_true",
+                    help="ask the receiver where the source stands and skip as many records "
+                         "of the input (protocol.md §4.3)")
+    ap.add_argument("--framed", action="store_true",
+                    help="records from stdin, each a 4-byte big-endian length and its bytes")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
     host, port = a.to.rsplit(":", 1)
-    records = [open(p, "rb").read() for p in a.files]
+    records = read_framed(sys.stdin.buffer) if a.framed else [open(p, "rb").read()
+                                                                for p in a.files]
     s = Sender((host, int(port)), bytes.fromhex(a.peer), bytes.fromhex(a.secret), records,
                a.source.encode(), a.input.encode(), a.shape, a.epoch_packets,
-               log=(lambda m: sys.stderr.write(m + "\n")) if a.verbose else None)
-    ok = s.run_until(s.done, time.monotonic() + a.timeout)
-    sys.stderr.write("sender: %d/%d records stored, %d packets, epoch %d, datagrams %d B\n" % (
-        s.S, s.n, s.pn, s.epoch, s.datagram_size()))
+               log=(lambda m: sys.stderr.write(m + "\n")) if a.verbose else None,
+               pace_pps=a.pace, resume=a.resume)
+    try:
+        ok = s.run_until(lambda: s.done() or s.failed(), time.monotonic() + a.timeout)
+    except KeyboardInterrupt:
+        sys.stderr.write("sender: stopped by SIGINT, %d/%d records stored\n" % (s.S, s.n))
+        sys.exit(130)
+    if s.resume_refused:
+        sys.stderr.write("sender: the receiver holds %d records of source %s, the input has "
+                         "only %d: not the input it holds\n" % (s.resumed_at, a.source, s.n))
+        sys.exit(3)
+    sys.stderr.write("sender: %d/%d records stored%s, %d packets, epoch %d, datagrams %d B\n" % (
+        s.S, s.n, "" if s.resumed_at is None else " (resumed at %d)" % s.resumed_at, s.pn,
+        s.epoch, s.datagram_size()))
     sys.exit(0 if ok else 1)
+
+
+def read_framed(f):
+    """Records as `pure-link send --framed` reads them: a 4-byte big-endian length, bytes."""
+    data = f.read()
+    out, pos = [], 0
+    while pos + 4 <= len(data):
+        ln = struct.unpack_from(">I", data, pos)[0]
+        if pos + 4 + ln > len(data):
+            break
+        out.append(data[pos + 4:pos + 4 + ln])
+        pos += 4 + ln
+    if pos != len(data):
+        sys.exit("sender: --framed input ends inside a record")
+    return out
 
 
 if __name__ == "__main__":
