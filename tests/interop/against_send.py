@@ -5,7 +5,7 @@
 Usage: python3 tests/interop/against_send.py [--tool build/pure-link] [--keep DIR] [-v] CASE
 CASE: bulk | move | refused | restart_memo | restart_nomemo | epochs | epochs_lossy |
       restart_epoch1 | restart_epoch5 | sizes | mtu | black_hole | resume_sigint |
-      resume_kill9 | resume_stop
+      resume_kill9 | resume_replay | resume_stop
 Every case also checks, from receiver.py's accounting, that no unvalidated address got
 more than 3x the bytes it sent; `move` checks it again from the bytes a forwarder saw.
 """
@@ -15,6 +15,7 @@ import json
 import os
 import random
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -705,7 +706,76 @@ def case_resume(tool, tmp, verbose, how):
     return chk.finish()
 
 
+def case_resume_replay(tool, tmp, verbose):
+    """protocol.md §4.3 against a replay: A, `pure-link send --resume`, sends 300 records
+    through a forwarder that keeps its first datagram (the ask: epoch 0, OFFER and STREAM)
+    and exits; B, `--resume`, is answered 300 and sends the rest of 800, fed in batches.
+    Mid-way receiver.py is killed (kill -9), its memo deleted, and started again; B goes
+    on (LOST, epoch 0 again, bound again), and once it has stored 50 more records A's
+    first datagram is sent to the receiver once more: it authenticates, so the receiver
+    builds A's run anew and its host answers the ask -- but that run is never proven
+    live, so it takes nothing over: B stores every record once.  A host that cut the
+    source's other runs off at the answer would stall B."""
+    chk = Check("resume_replay")
+    records = small_records(random.Random(22), 800, 200, 2500)
+    skey, spub = keys(tmp)
+    store = os.path.join(tmp, "store")
+    memo = os.path.join(tmp, "rx.memo")
+    rx = PyRecv(tmp, spub, len(records), verbose=verbose,
+                extra=["--store", store, "--memo", memo])
+    rx.start(timeout=CASE_SECONDS * 2)
+    fw = Forwarder(("127.0.0.1", rx.port))
+    fw.start()
+    a = start_sender(tool, tmp, skey, rx, extra=["--resume"], tag="-a", to_port=fw.port)
+    Feeder(a.stdin, records[:300], 300, 0).start()
+    rc, _, err = sender_result(a, CASE_SECONDS)
+    fw.stopping = True
+    chk.expect("A exits 0 (its 300 records stored)", rc == 0, err)
+    b = start_sender(tool, tmp, skey, rx, extra=["--resume"], tag="-b")
+    Feeder(b.stdin, records, 20, 0.1).start()
+    t0 = time.monotonic()
+    n = 0
+    while time.monotonic() < t0 + CASE_SECONDS / 2 and n < 420:
+        time.sleep(0.02)
+        n = len(stored_records(store))
+    chk.expect("B mid-way when receiver.py is killed", 420 <= n < 600, n)
+    rx.kill()
+    os.unlink(memo)
+    rx.start(port=rx.port, timeout=CASE_SECONDS * 2)
+    again = n
+    while time.monotonic() < t0 + CASE_SECONDS * 0.75 and again < n + 50:
+        time.sleep(0.02)
+        again = len(stored_records(store))
+    chk.expect("B bound again and storing before the replay", n + 50 <= again < 750,
+               (n, again))
+    replay = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    replay.sendto(fw.first_up, ("127.0.0.1", rx.port))
+    replay.close()
+    rc, st, err = sender_result(b, CASE_SECONDS + 2)
+    chk.expect("B exits 0 (every record stored)", rc == 0, err)
+    if rc != 0:
+        rx.proc.send_signal(signal.SIGTERM)     # it waits for records that will not come
+    rrc, res = rx.wait(10)
+    chk.expect("receiver.py exits 0", rrc == 0, rrc)
+    runs = check_resumed(chk, stored_records(store), records)
+    chk.fact("killed with %d stored, replayed with %d; runs in the store (first record, "
+             "count): %s" % (n, again, [("%016x" % r, f, c) for r, f, c in runs]))
+    chk.expect("two runs: A's 300, then B's from 300", [(f, c) for _, f, c in runs] ==
+               [(0, 300), (300, 500)], runs)
+    if res and len(runs) == 2:
+        answers = res["resume_answers"]
+        chk.fact("receiver.py's second life: answers %s, runs cut off %s, LOST sent %s" % (
+            answers, res["runs_cut_off"], res["counters"].get("lost_sent", 0)))
+        chk.expect("the replayed ask reached the host: A's run was answered",
+                   any(x[0] == "%016x" % runs[0][0] for x in answers), answers)
+        chk.expect("A's run stays cut off, B's is not",
+                   res["runs_cut_off"] == ["%016x" % runs[0][0]], res["runs_cut_off"])
+        check_amplification(chk, res)
+    return chk.finish()
+
+
 CASES = {
+    "resume_replay": case_resume_replay,
     "resume_sigint": lambda t, d, v: case_resume(t, d, v, "sigint"),
     "resume_kill9": lambda t, d, v: case_resume(t, d, v, "kill9"),
     "resume_stop": lambda t, d, v: case_resume(t, d, v, "stop"),

@@ -25,6 +25,7 @@ class Forwarder(threading.Thread):
         self.cur = 0
         self.client = None
         self.wire = []
+        self.first_up = None            # the first datagram the sender sent (to replay)
         self.stopping = False
 
     @staticmethod
@@ -53,6 +54,8 @@ class Forwarder(threading.Thread):
                         break
                     if s is self.front:
                         self.client = addr
+                        if self.first_up is None:
+                            self.first_up = d
                         self.forward("up", self.cur, d, self.ups[self.cur], self.rx_addr)
                     elif self.client is not None:
                         self.forward("down", self.ups.index(s), d, self.front, self.client)
