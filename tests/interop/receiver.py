@@ -649,7 +649,8 @@ class Receiver:
             if self.store is not None:
                 self.store.commit()      # §4.3: the count is of records held durably
             m = self.sources.ask(run.run, f["source"], self.run_mark)
-            self.resume_answers.append(("%016x" % run.run, f["source"].decode(errors="replace"), m))
+            self.resume_answers.append(("%016x" % run.run,
+                                        f["source"].decode(errors="replace"), m))
             self.count("resume_answered")
             run.stream = Stream(m, m, f["source"], f["input"], f["shape"], host_mark=m)
             run.asked = True
@@ -784,8 +785,8 @@ class Receiver:
         if s is None or not run.live:
             return
         if self.sources.cut(run.run):
-            # §4.3: a later run of the source asked where to resume; this one appends
-            # nothing more and its STORED stays where it was
+            # §4.3: a later run of the source asked where to resume and was proven live;
+            # this one appends nothing more and its STORED stays where it was
             self.count("cut_off_deliveries")
             return
         got = s.take_records()
@@ -971,7 +972,8 @@ class Receiver:
             "refusals": self.refusals,
             "memo_runs_restored": self.memo_restored,
             "resume_answers": self.resume_answers,
-            "runs_cut_off": ["%016x" % r for r in self.sources.source_of if self.sources.cut(r)],
+            "runs_cut_off": ["%016x" % r for r in self.sources.source_of
+                             if self.sources.cut(r)],
             "store_cut_bytes": self.store.cut if self.store is not None else 0,
         }
 
