@@ -147,4 +147,30 @@ typedef struct pl_store_stats {
 } pl_store_stats;
 void pl_store_stats_get(const pl_store *s, pl_store_stats *out);
 
+/* ---- Reading record files back (pure-link cat and verify): these only decode bytes the
+ * caller read, so a reader needs no lock and may run beside the receiver that appends. ---- */
+#define PL_STORE_FILE_HEADER_BYTES 192u /* a record file's header (STORE.md "Record file") */
+#define PL_STORE_FRAME_HEADER_BYTES 28u /* a frame's header, before its record bytes */
+typedef struct pl_store_file_id {
+    uint8_t key[32];                          /* the sender's public key */
+    char source[PURE_LINK_NAME_MOST + 1];     /* the source name */
+    char input[PURE_LINK_NAME_MOST + 1];      /* the input's name when the file was made */
+} pl_store_file_id;
+/* Decodes a record file's first PL_STORE_FILE_HEADER_BYTES bytes into *id: 0, or -1 when
+ * they are not a valid header (magic, size, CRC or names). */
+int pl_store_file_header(const uint8_t in[PL_STORE_FILE_HEADER_BYTES], pl_store_file_id *id);
+typedef struct pl_store_frame {
+    uint32_t len;                             /* record bytes after the frame's header */
+    uint64_t run, record;                     /* the run and its record number */
+} pl_store_frame;
+/* Reads the frame at `in` (`avail` bytes there, to the end of what the file holds), by the
+ * store's own recovery rule: the frame's size in the file (header and record) when it is
+ * whole and valid; 0 when the bytes end before it does (*f says its length once its header
+ * is there); PL_STORE_FRAME_BAD_HEAD when the tag or length is wrong;
+ * PL_STORE_FRAME_BAD_CRC when the CRC32C is (*f is filled).  The store's open cuts the
+ * file at the first frame that is not whole and valid.  *why names the check that failed. */
+#define PL_STORE_FRAME_BAD_HEAD (-1)
+#define PL_STORE_FRAME_BAD_CRC (-2)
+long pl_store_frame_read(const uint8_t *in, size_t avail, pl_store_frame *f, const char **why);
+
 #endif

@@ -183,16 +183,36 @@ void st_frame_encode(uint8_t out[ST_FRAME_BYTES], uint64_t run, uint64_t record,
     put32(out + 24, c);
 }
 
-size_t st_frame_check(const uint8_t *in, size_t avail, st_frame *f) {
-    if (avail < ST_FRAME_BYTES || get32(in) != FRAME_TAG) return 0;
+long pl_store_frame_read(const uint8_t *in, size_t avail, pl_store_frame *f, const char **why) {
+    uint8_t tag[4];
+    put32(tag, FRAME_TAG);
+    if (memcmp(in, tag, avail < 4 ? avail : 4) != 0) return *why = "no frame tag", PL_STORE_FRAME_BAD_HEAD;
+    if (avail < ST_FRAME_BYTES) return *why = "the file ends inside its header", 0;
     uint32_t len = get32(in + 4);
-    if (len > PURE_LINK_RECORD_MOST || avail - ST_FRAME_BYTES < len) return 0;
-    uint32_t c = st_crc32c(st_crc32c(0, in, 24), in + ST_FRAME_BYTES, len);
-    if (c != get32(in + 24)) return 0;
+    if (len > PURE_LINK_RECORD_MOST) return *why = "its length is over 16 MiB", PL_STORE_FRAME_BAD_HEAD;
     f->len = len;
     f->run = get64(in + 8);
     f->record = get64(in + 16);
-    return ST_FRAME_BYTES + (size_t)len;
+    if (avail - ST_FRAME_BYTES < len) return *why = "the file ends inside its record", 0;
+    uint32_t c = st_crc32c(st_crc32c(0, in, 24), in + ST_FRAME_BYTES, len);
+    if (c != get32(in + 24)) return *why = "CRC32C mismatch", PL_STORE_FRAME_BAD_CRC;
+    *why = "";
+    return (long)(ST_FRAME_BYTES + len);
+}
+
+size_t st_frame_check(const uint8_t *in, size_t avail, st_frame *f) {
+    const char *why;
+    long n = pl_store_frame_read(in, avail, f, &why);
+    return n > 0 ? (size_t)n : 0;
+}
+
+int pl_store_file_header(const uint8_t in[PL_STORE_FILE_HEADER_BYTES], pl_store_file_id *id) {
+    st_header h;
+    if (st_header_decode(in, &h) != 0) return -1;
+    memcpy(id->key, h.key, sizeof id->key);
+    memcpy(id->source, h.source, sizeof id->source);
+    memcpy(id->input, h.input, sizeof id->input);
+    return 0;
 }
 
 /* ---- File names: names are bytes but 0x00 and 0x0a; keep the portable ones, escape the

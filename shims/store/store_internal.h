@@ -16,8 +16,8 @@
 #include "pl_store.h"
 
 /* ---- store_format.c: bytes on disk (shims/store/STORE.md) ---- */
-#define ST_HEADER_BYTES 192u  /* record file header */
-#define ST_FRAME_BYTES 28u    /* record frame header: tag, len, run, record, crc */
+#define ST_HEADER_BYTES PL_STORE_FILE_HEADER_BYTES  /* record file header */
+#define ST_FRAME_BYTES PL_STORE_FRAME_HEADER_BYTES  /* frame header: tag, len, run, record, crc */
 #define ST_INDEX_HEAD_BYTES 32u
 #define ST_INDEX_ENTRY_BYTES 24u
 #define ST_KEY_HEX 24u        /* hex digits of the sender key in a file name (96 bits) */
@@ -34,15 +34,13 @@ typedef struct st_header {
 void st_header_encode(uint8_t out[ST_HEADER_BYTES], const st_header *h);
 int st_header_decode(const uint8_t in[ST_HEADER_BYTES], st_header *h); /* 0, or -1 if not one */
 
-typedef struct st_frame {
-    uint32_t len;     /* record bytes that follow the frame header */
-    uint64_t run, record;
-} st_frame;
+typedef pl_store_frame st_frame;  /* len: record bytes after the header; run, record */
 /* The frame header for a record in up to two pieces (the crc covers header and bytes). */
 void st_frame_encode(uint8_t out[ST_FRAME_BYTES], uint64_t run, uint64_t record, const uint8_t *data,
                      size_t len, const uint8_t *data2, size_t len2);
 /* Checks a whole frame at `in` (avail bytes there).  Returns its total size, 0 when it is
- * not (yet) whole or not valid: the tail from here is torn. */
+ * not (yet) whole or not valid: the tail from here is torn (pl_store_frame_read tells
+ * which). */
 size_t st_frame_check(const uint8_t *in, size_t avail, st_frame *f);
 /* The file name of a stream: <24 hex of the key>_<source, %XX-escaped><suffix>. */
 void st_file_name(char out[ST_FILE_NAME_MOST], const uint8_t key[32], const char *source, const char *suffix);

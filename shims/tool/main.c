@@ -1,4 +1,4 @@
-/* main.c: the `pure-link` command-line tool: keygen, pub, recv, send, show, help. */
+/* main.c: the `pure-link` command-line tool: keygen, pub, recv, send, show, cat, verify, help. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 
 #include "tool.h"
 
-/* help_overview, help_recv, help_send, help_link: the manual's text (man/pure-link.1.scd),
+/* help_overview, help_recv, help_send, help_link, help_show, help_cat, help_verify: the manual's text (man/pure-link.1.scd),
  * generated at build time by tools/scd2help.awk. */
 #include "pure-link-help.h"
 
@@ -15,8 +15,10 @@ static int help(const char *topic) {
     if (topic && strcmp(topic, "recv") == 0) fputs(help_recv, stdout), fputs(help_link, stdout);
     else if (topic && strcmp(topic, "send") == 0) fputs(help_send, stdout), fputs(help_link, stdout);
     else if (topic && strcmp(topic, "show") == 0) fputs(help_show, stdout);
+    else if (topic && strcmp(topic, "cat") == 0) fputs(help_cat, stdout);
+    else if (topic && strcmp(topic, "verify") == 0) fputs(help_verify, stdout);
     else if (topic && strcmp(topic, "keygen") != 0 && strcmp(topic, "pub") != 0) {
-        tool_log("no help on '%s' (commands: keygen, pub, recv, send, show)", topic);
+        tool_log("no help on '%s' (commands: keygen, pub, recv, send, show, cat, verify)", topic);
         return TOOL_ERR_USAGE;
     } else fputs(help_overview, stdout);
     return TOOL_OK;
@@ -42,7 +44,7 @@ static int std_fds_open(void) {
 int main(int argc, char **argv) {
     if (std_fds_open() != 0) return TOOL_ERR_SYSTEM;
     if (argc < 2) {
-        tool_log("a command is needed: keygen, pub, recv, send, show or help");
+        tool_log("a command is needed: keygen, pub, recv, send, show, cat, verify or help");
         return TOOL_ERR_USAGE;
     }
     const char *cmd = argv[1];
@@ -62,7 +64,9 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "send") == 0) return tool_send_main(argc - 1, argv + 1);
     if (strcmp(cmd, "recv") == 0) return tool_recv_main(argc - 1, argv + 1);
     if (strcmp(cmd, "show") == 0) return tool_show_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "cat") == 0) return tool_cat_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "verify") == 0) return tool_verify_main(argc - 1, argv + 1);
     tool_set_command("pure-link");
-    tool_log("unknown command '%s' (commands: keygen, pub, recv, send, show, help)", cmd);
+    tool_log("unknown command '%s' (commands: keygen, pub, recv, send, show, cat, verify, help)", cmd);
     return TOOL_ERR_USAGE;
 }

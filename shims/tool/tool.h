@@ -11,6 +11,7 @@
 
 #include "pl_driver.h"
 #include "pl_io.h"
+#include "pl_store.h"
 #include "pure_link.h"
 
 enum {
@@ -20,7 +21,9 @@ enum {
     TOOL_ERR_FILE = 3,    /* a key file or config file is missing, malformed or too open */
     TOOL_ERR_REFUSED = 4, /* send: the receiver refused the stream until --deadline */
     TOOL_ERR_DEADLINE = 5,/* send: --deadline passed before every record was stored */
-    TOOL_ERR_STOPPED = 6  /* send: SIGINT or SIGTERM before every record was stored */
+    TOOL_ERR_STOPPED = 6, /* send: SIGINT or SIGTERM before every record was stored */
+    TOOL_ERR_CORRUPT = 7  /* cat, verify: a record file holds a bad frame that valid ones follow,
+                             or a bad header */
 };
 
 #define TOOL_VERSION "0.1.0"
@@ -221,5 +224,42 @@ typedef struct tool_reload_state {
 } tool_reload_state;
 /* Rereads path and applies it: 0, or -1 with one line logged and nothing changed. */
 int tool_reload(tool_reload_state *r, const char *path, uint64_t now_ns);
+
+/* ---- Reading record files back (tool_plr.c), for cat (tool_cat.c) and verify
+ * (tool_verify.c): the store judges the bytes (pl_store_frame_read), these read them. ---- */
+#define TOOL_READ_CHUNK_BYTES (1u << 20)   /* one read of a record file */
+#define TOOL_CAT_FILES_MOST 4096u          /* record files one cat or verify reads */
+typedef struct tool_plr {
+    char *path;
+    int fd;
+    uint64_t dev, ino;        /* of the file opened (cat --follow: replaced when they change) */
+    pl_store_file_id id;      /* its header */
+    uint64_t pos;             /* file offset of the next frame */
+    uint64_t index;           /* whole frames read before pos */
+    int err;                  /* errno of a failed read (TOOL_PLR_IO) */
+    uint8_t *buf;             /* the file's bytes from buf_off on */
+    size_t buf_len, buf_cap;
+    uint64_t buf_off;
+} tool_plr;
+/* Opens a record file and reads its header: 0; 1 when it is not a record file (the header
+ * is short or invalid); -errno (with r->path set: tool_plr_close it either way). */
+int tool_plr_open(tool_plr *r, const char *path);
+void tool_plr_close(tool_plr *r);
+/* The next frame: 1 (*f, and *data its bytes, valid until the next call); 0 when the file
+ * ends before a whole frame (the end, or a tail torn or still being written: more bytes may
+ * come); PL_STORE_FRAME_BAD_HEAD or _CRC with *why; TOOL_PLR_IO with r->err.  Only a
+ * whole, valid frame moves r->pos. */
+#define TOOL_PLR_IO (-3)
+int tool_plr_next(tool_plr *r, pl_store_frame *f, const uint8_t **data, const char **why);
+/* After a frame at r->pos that is not whole and valid: 1 with *next_off when a valid frame
+ * starts after it (the bad one is damage), 0 when none does (a torn tail), 2 when the frame
+ * at r->pos is whole and valid when read again (a receiver wrote it meanwhile: read on),
+ * -errno. */
+int tool_plr_after(tool_plr *r, uint64_t *next_off);
+/* The "*.plr" files of dir (not "*.plr.tmp": nothing in those is stored), as "dir/name",
+ * sorted by name (byte order): 0 or -errno (-EMFILE past TOOL_CAT_FILES_MOST); free each. */
+int tool_plr_list(const char *dir, char ***names, size_t *len);
+int tool_cat_main(int argc, char **argv);
+int tool_verify_main(int argc, char **argv);
 
 #endif

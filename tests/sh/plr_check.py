@@ -8,6 +8,9 @@ the first failure.
     plr_check.py DIR COUNT SIZE --resumed    (any number of runs, numbered in one input:
                                               records 0..COUNT-1 over all runs, each once)
     plr_check.py DIR COUNT SIZE DIR COUNT SIZE ...   (several directories, one run each)
+    pure-link cat --framed ... | plr_check.py --framed COUNT SIZE
+                                             (what cat wrote out: records 0..COUNT-1 by the
+                                              number each starts with, each once)
 """
 import glob, os, struct, sys
 
@@ -84,8 +87,30 @@ def check(d, count, size, runs_want, resumed=False):
             sys.exit("run %016x: %d records missing (first %s)" % (run, len(missing), missing[:5]))
     print("store: %d records in %d runs, each once, bytes as sent" % (total, len(seen)))
 
+def check_framed(stream, count, size):
+    """cat --framed's output (a 4-byte big-endian length, then the bytes): every record the
+    generator made, each once, byte for byte."""
+    data = stream.read()
+    seen = [0] * count
+    at = 0
+    while at < len(data):
+        n = struct.unpack_from(">I", data, at)[0]
+        body = data[at + 4:at + 4 + n]
+        i = struct.unpack("<Q", body[:8])[0] if len(body) >= 8 else -1
+        if not 0 <= i < count or body != expected(i, size):
+            sys.exit("cat: a record that was not sent (%d B at byte %d of its output)" % (n, at))
+        seen[i] += 1
+        at += 4 + n
+    twice, missing = sum(1 for k in seen if k > 1), seen.count(0)
+    if twice or missing:
+        sys.exit("cat: %d records twice, %d missing (first %s)" % (twice, missing, seen.index(0) if missing else "-"))
+    print("cat: %d records, each once, bytes as sent" % count)
+
 def main():
     args = sys.argv[1:]
+    if args[0] == "--framed":
+        check_framed(sys.stdin.buffer, int(args[1]), int(args[2]))
+        return
     if len(args) > 3 and args[3] == "--resumed":
         check(args[0], int(args[1]), int(args[2]), 0, resumed=True)
         return

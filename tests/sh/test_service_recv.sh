@@ -7,7 +7,8 @@
 # restrictions are made by unshare -m and setpriv.  Then: a transfer, SIGHUP (the unit's
 # ExecReload) adding a peer mid-transfer, watched with show --json, a reload that asks
 # for a directory outside the writable paths, refused in one line, and a sender stopped by
-# SIGINT mid-transfer and run again with --resume, which stores every record once.
+# SIGINT mid-transfer and run again with --resume, which stores every record once; the
+# store read back with verify and cat, every record once.
 set -u
 . tests/sh/tool_lib.sh
 top=$(pwd)
@@ -110,4 +111,13 @@ python3 "$top/tests/sh/plr_check.py" "$state"/logs/*_out.plr 200000 512 > "$work
 python3 "$top/tests/sh/plr_check.py" "$state"/logs/*_again.plr $R 512 --resumed > "$work/plr2.txt" ||
     fail "the resumed source: $(cat "$work/plr2.txt")"
 python3 "$top/tests/sh/plr_check.py" "$state/late" 5000 512 > "$work/plr.txt" || fail "the added input: $(cat "$work/plr.txt")"
-echo "service ok: recv under the unit's sandbox (uid $uid, read-only /, no capabilities); $first records stored when first seen; a peer added by reload sent 5000; a directory outside the writable paths refused; a sender stopped at $stopped of $R and resumed: $(cat "$work/plr2.txt")"
+# The store read back as an operator reads it: verify, then cat of each source, every
+# record once and byte for byte.
+$P verify "$state/logs" "$state/late" > "$work/verify.txt" || fail "verify exited $?: $(cat "$work/verify.txt")"
+grep -q '^verified 3 files: .* 0 with a bad frame, 0 with a torn tail$' "$work/verify.txt" || fail "verify: $(cat "$work/verify.txt")"
+for read in "out 200000 logs" "again $R logs" "out 5000 late"; do
+    set -- $read
+    $P cat --framed --source $1 "$state/$3" | python3 "$top/tests/sh/plr_check.py" --framed $2 512 > "$work/cat.txt" ||
+        fail "cat --source $1 $3: $(cat "$work/cat.txt")"
+done
+echo "service ok: recv under the unit's sandbox (uid $uid, read-only /, no capabilities); $first records stored when first seen; a peer added by reload sent 5000; a directory outside the writable paths refused; a sender stopped at $stopped of $R and resumed: $(cat "$work/plr2.txt"); read back with verify and cat, each record once"

@@ -1153,6 +1153,36 @@ static void frame_header_across_a_read_edge(void) {
     }
 }
 
+/* ---- pl_store_frame_read, what cat and verify read with: a frame cut anywhere is "not yet
+ * whole" (0, with its length once the header is there), a wrong tag or length is BAD_HEAD,
+ * any byte of the record or the CRC-covered header changed is BAD_CRC; st_frame_check
+ * (the recovery's) agrees with it at every cut. ---- */
+static void frame_read_outcomes(void) {
+    uint8_t rec[40], b[ST_FRAME_BYTES + sizeof rec];
+    for (size_t i = 0; i < sizeof rec; i++) rec[i] = (uint8_t)(i * 7);
+    st_frame_encode(b, 0x1122334455667788ull, 9, rec, 10, rec + 10, sizeof rec - 10);
+    memcpy(b + ST_FRAME_BYTES, rec, sizeof rec);
+    pl_store_frame f;
+    const char *why;
+    CHECK_EQ_U(pl_store_frame_read(b, sizeof b, &f, &why), sizeof b);
+    CHECK(f.len == sizeof rec && f.run == 0x1122334455667788ull && f.record == 9);
+    for (size_t avail = 0; avail < sizeof b; avail++) {
+        f.len = 0;
+        CHECK(pl_store_frame_read(b, avail, &f, &why) == 0 && st_frame_check(b, avail, &f) == 0);
+        CHECK(avail < ST_FRAME_BYTES || f.len == sizeof rec);
+    }
+    for (size_t at = 0; at < sizeof b; at++) {
+        b[at] ^= 0x40;
+        /* the tag, or a length over 16 MiB; a longer length that the bytes end before; the rest */
+        long want = at < 4 || at == 7 ? PL_STORE_FRAME_BAD_HEAD : at < 7 ? 0 : PL_STORE_FRAME_BAD_CRC;
+        CHECK_EQ_U(pl_store_frame_read(b, sizeof b, &f, &why) + 2, want + 2);
+        CHECK(st_frame_check(b, sizeof b, &f) == 0);
+        b[at] ^= 0x40;
+    }
+    b[7] = 0x01;  /* 16 MiB + a little: over the limit */
+    CHECK(pl_store_frame_read(b, sizeof b, &f, &why) == PL_STORE_FRAME_BAD_HEAD && strstr(why, "16 MiB"));
+}
+
 /* ---- A batch of at most fds_most descriptors (the rest first in the next), and records a
  * sender says were stored that the store does not hold ---- */
 static void batch_bound_and_missing(void) {
@@ -1196,7 +1226,7 @@ static void batch_bound_and_missing(void) {
     pl_store_close(s);
 }
 
-TEST_MAIN(TEST_CASE(crc32c_paths_agree), TEST_CASE(frame_header_across_a_read_edge), TEST_CASE(append_commit_reopen), TEST_CASE(torn_tail_every_offset), TEST_CASE(fsync_failure_never_claimed),
+TEST_MAIN(TEST_CASE(crc32c_paths_agree), TEST_CASE(frame_header_across_a_read_edge), TEST_CASE(frame_read_outcomes), TEST_CASE(append_commit_reopen), TEST_CASE(torn_tail_every_offset), TEST_CASE(fsync_failure_never_claimed),
           TEST_CASE(rebind_on_other_handle), TEST_CASE(new_file_named_after_its_bytes),
           TEST_CASE(new_file_crash_before_and_after_rename), TEST_CASE(new_file_rename_refused),
           TEST_CASE(same_file_name_refused), TEST_CASE(refusals_counted), TEST_CASE(kill9_mid_append_and_commit),
