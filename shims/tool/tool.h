@@ -245,6 +245,8 @@ typedef struct tool_plr {
  * is short or invalid); -errno (with r->path set: tool_plr_close it either way). */
 int tool_plr_open(tool_plr *r, const char *path);
 void tool_plr_close(tool_plr *r);
+/* Frees the read window (a file at its end holds no memory until it is read again). */
+void tool_plr_rest(tool_plr *r);
 /* The next frame: 1 (*f, and *data its bytes, valid until the next call); 0 when the file
  * ends before a whole frame (the end, or a tail torn or still being written: more bytes may
  * come); PL_STORE_FRAME_BAD_HEAD or _CRC with *why; TOOL_PLR_IO with r->err.  Only a

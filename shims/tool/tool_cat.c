@@ -12,6 +12,7 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -105,6 +106,17 @@ static int cat_options(cat *c, int argc, char **argv) {
 
 static int by_path(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* Closes f's descriptor and frees its window, and keeps its name (--follow: whether it is
+ * replaced later): a file not read on holds nothing. */
+static void cat_release(cat_file *f, int state) {
+    char *keep = f->r.path;
+    uint64_t dev = f->r.dev, ino = f->r.ino;
+    f->r.path = NULL;
+    tool_plr_close(&f->r);
+    f->r.path = keep, f->r.dev = dev, f->r.ino = ino;
+    f->state = state;
+}
+
 /* Opens f on path; a file that is not selected (--source, --peer) is closed and passed over. */
 static void cat_open(cat *c, cat_file *f, const char *path) {
     int rc = tool_plr_open(&f->r, path);
@@ -118,13 +130,7 @@ static void cat_open(cat *c, cat_file *f, const char *path) {
     tool_hex(f->r.id.key, 32, key);
     if (rc == 0 && ((c->source && strcmp(c->source, f->r.id.source) != 0) || strncmp(key, c->peer, strlen(c->peer)) != 0))
         f->state = CAT_SKIPPED;
-    if (f->state != CAT_READING) {  /* its descriptor and window are not needed */
-        char *keep = f->r.path;
-        uint64_t dev = f->r.dev, ino = f->r.ino;  /* --follow: whether it was replaced */
-        f->r.path = NULL;
-        tool_plr_close(&f->r);
-        f->r.path = keep, f->r.dev = dev, f->r.ino = ino;
-    }
+    if (f->state != CAT_READING) cat_release(f, f->state);
 }
 
 /* Adds a file not read yet.  Returns -1 past TOOL_CAT_FILES_MOST or out of memory. */
@@ -164,12 +170,12 @@ static int cat_discover(cat *c) {
         int rc = stat(arg, &st) != 0 ? -errno : S_ISDIR(st.st_mode) ? tool_plr_list(arg, &names, &n) : 1;
         if (rc < 0 && !c->said[i]) {
             c->said[i] = 1;
-            if (rc == -EMFILE) return tool_log("%s: more than %u record files", arg, TOOL_CAT_FILES_MOST), -1;
-            tool_log("%s: %s%s", arg, strerror(-rc), c->follow ? "; waiting for it (--follow)" : "");
-            if (!c->follow) cat_fail(c, TOOL_ERR_SYSTEM);
+            if (rc == -EMFILE) tool_log("%s: more than %u record files", arg, TOOL_CAT_FILES_MOST);
+            else tool_log("%s: %s%s", arg, strerror(-rc), c->follow ? "; waiting for it (--follow)" : "");
+            if (!c->follow || rc == -EMFILE) cat_fail(c, TOOL_ERR_SYSTEM);
         }
         if (rc == 0 && n == 0 && !c->follow && !c->said[i]) c->said[i] = 1, tool_log("%s: no record file (*.plr) in it", arg);
-        int failed = rc == 1 && cat_add(c, arg) != 0;
+        int failed = (rc == 1 && cat_add(c, arg) != 0) || rc == -EMFILE;
         for (size_t k = 0; k < n; k++) {
             failed = failed || cat_add(c, names[k]) != 0;
             free(names[k]);
@@ -298,6 +304,11 @@ int tool_cat_main(int argc, char **argv) {
     if (cat_options(&c, argc, argv) != 0) return TOOL_ERR_USAGE;
     if ((c.said = calloc((size_t)c.args_len, 1)) == NULL || sodium_init() < 0) return TOOL_ERR_SYSTEM;
     setvbuf(stdout, NULL, _IOFBF, CAT_STDOUT_BUFFER_BYTES);
+    struct rlimit fds;  /* every file found is opened at once (its header picks it): up to TOOL_CAT_FILES_MOST */
+    if (getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
+        fds.rlim_cur = fds.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &fds);
+    }
     if (c.follow) {
         struct sigaction sa = {.sa_handler = on_stop};
         sigaction(SIGINT, &sa, NULL);
@@ -307,7 +318,10 @@ int tool_cat_main(int argc, char **argv) {
         if (cat_discover(&c) != 0) cat_fail(&c, TOOL_ERR_SYSTEM), c.halt = 1;
         for (size_t i = 0; i < c.files_len && !c.halt; i++) {
             if (c.follow && c.files[i].state != CAT_DONE) cat_reopen(&c, &c.files[i]);
-            if (c.files[i].state == CAT_READING) cat_pump(&c, &c.files[i]);
+            if (c.files[i].state != CAT_READING) continue;
+            cat_pump(&c, &c.files[i]);
+            if (!c.follow) cat_release(&c.files[i], CAT_DONE);  /* one descriptor at a time */
+            else tool_plr_rest(&c.files[i].r);
         }
         if (fflush(stdout) != 0 || ferror(stdout)) {
             tool_log("standard output: %s", strerror(errno));

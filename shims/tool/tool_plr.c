@@ -38,6 +38,11 @@ void tool_plr_close(tool_plr *r) {
     *r = (tool_plr){.fd = -1};
 }
 
+void tool_plr_rest(tool_plr *r) {
+    free(r->buf);
+    r->buf = NULL, r->buf_len = r->buf_cap = 0, r->buf_off = r->pos;
+}
+
 /* Makes the window hold `need` bytes from r->pos, or all the file has from there.  Returns
  * how many it holds from r->pos, or -errno. */
 static ssize_t fill(tool_plr *r, size_t need) {
@@ -138,14 +143,22 @@ int tool_plr_list(const char *dir, char ***out, size_t *len) {
     size_t n = 0, cap = 0;
     int rc = 0;
     struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
+    while ((e = readdir(d)) != NULL) {
         size_t l = strlen(e->d_name);
         if (l <= 4 || strcmp(e->d_name + l - 4, ".plr") != 0) continue;
-        if (n == TOOL_CAT_FILES_MOST) rc = -EMFILE;
-        else if (n == cap && (names = reallocarray(names, cap = cap ? 2 * cap : 64, sizeof *names)) == NULL) rc = -ENOMEM;
-        else if ((names[n] = malloc(strlen(dir) + l + 2)) == NULL) rc = -ENOMEM;
-        else sprintf(names[n++], "%s/%s", dir, e->d_name);
+        if (n == TOOL_CAT_FILES_MOST) {
+            rc = -EMFILE;
+            break;
+        }
+        if (n == cap) {
+            char **more = reallocarray(names, cap ? 2 * cap : 64, sizeof *names);
+            if (more == NULL) break;
+            names = more, cap = cap ? 2 * cap : 64;
+        }
+        if ((names[n] = malloc(strlen(dir) + l + 2)) == NULL) break;
+        sprintf(names[n++], "%s/%s", dir, e->d_name);
     }
+    if (e != NULL && rc == 0) rc = -ENOMEM;
     closedir(d);
     if (names) qsort(names, n, sizeof *names, by_name);
     *out = names, *len = n;

@@ -86,7 +86,10 @@ int tool_verify_main(int argc, char **argv) {
         else if (rc < 0) tool_log("%s: %s", argv[i], strerror(-rc));
         if (rc < 0 && v.rc == TOOL_OK) v.rc = TOOL_ERR_SYSTEM;
         if (rc == 0 && n == 0) tool_log("%s: no record file (*.plr) in it", argv[i]);
-        for (size_t k = 0; k < n; k++) verify_file(names[k], &v), free(names[k]);
+        for (size_t k = 0; k < n; k++) {
+            if (rc == 0) verify_file(names[k], &v);  /* a directory past the limit is not checked */
+            free(names[k]);
+        }
         free(names);
     }
     printf("verified %llu files: %llu records, %llu bytes of records (%llu of the files); %llu with a bad frame, "

@@ -199,6 +199,15 @@ usage $P verify
 usage $P verify --bogus "$store"
 $P cat "$work/nothing" 2> "$work/u.log"; st=$?
 [ $st = 1 ] && grep -q "nothing: No such file or directory" "$work/u.log" || fail "cat of a missing file: $st"
+# TOOL_CAT_FILES_MOST: a directory of 4,097 files named *.plr is refused in one line, exit 1.
+mkdir "$work/many" && (cd "$work/many" && seq -f '%.0f.plr' 1 4097 | xargs touch)
+for cmd in cat verify; do
+    $P $cmd "$work/many" > /dev/null 2> "$work/u.log"; st=$?
+    [ $st = 1 ] && [ "$(wc -l < "$work/u.log")" = 1 ] && grep -q "more than 4096 record files" "$work/u.log" ||
+        fail "$cmd of 4097 files: exit $st, $(cat "$work/u.log")"
+done
+rm "$work/many/4097.plr"
+$P verify "$work/many" 2> /dev/null | grep -q '^verified 4096 files: 0 records, .*4096 with a bad frame' || fail "verify of 4096 files"
 $P help cat | grep -q -- "--follow" && $P help verify | grep -q "torn tail" || fail "help cat, help verify"
 stop_recv
 echo "5. bad arguments: exit 2 with one line"
