@@ -181,7 +181,7 @@ netns_dgram() {
 # TO, H, T, N, PORT).  secs NS: NS nanoseconds as seconds with 3 decimals.
 readme() {
     named=$(echo "$1" | sed "s/^pure-link send: //; s/$2/ADDR/g; s/10\.9\.[12]\.1 answered/H answered/; s/10\.9\.2\.2 answered/H answered/;
-        s/ in N\.N s:/ in T s:/; s/ for [0-9.]* s / for T s /; s/ after [0-9.]* s$/ after T s/;
+        s/ in [0-9N.]* s:/ in T s:/; s/ for [0-9.]* s / for T s /; s/ after [0-9.]* s$/ after T s/;
         s/(\([0-9]*\) of \([0-9]*\) records/(N of M records/; s/ going on at [0-9]* B$/ going on at N B/; s/port $RECV_PORT /port PORT /; s/ up to [0-9]* B / up to N B /")
     grep -qF "\`$named\`" README.md || fail "README.md lacks the line \`$named\`"
 }
