@@ -4,6 +4,7 @@
  * (A libFuzzer entry point for the same endpoint lives in tests/fuzz/fuzz_endpoint.c.) */
 #include "harness.h"
 #include "link_loop.h"
+#include "wire.h"
 
 #define MS 1000000ull
 #define S 1000000000ull
@@ -119,4 +120,65 @@ static void mutated_packets_behind_open_all_cipher(void) {
     }
 }
 
-TEST_MAIN(TEST_CASE(garbage_gets_no_answer_but_lost), TEST_CASE(mutated_packets_behind_open_all_cipher))
+/* An authenticated sender that writes the bytes at the delivery point again, with another
+ * length prefix, while the record they began is still on its way (broken, or hostile):
+ * delivery follows the bytes the receiver holds, read again, not the prefix it had read
+ * before; the 3,000 B record becomes one of 10 B and one to the packet's end. */
+typedef struct rewrite { int armed, done; uint32_t at; uint64_t lens[8]; int records; } rewrite;
+static int rewrite_tap(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg) {
+    (void)n, (void)to;
+    rewrite *w = arg;
+    pl_header h;
+    pl_frame f[PL_FRAMES_MOST];
+    int hl = pl_packet_decode(&h, data, len), count;
+    if (!w->armed || w->done || from != 0 || hl < 0 || h.reply) return 1;
+    if ((count = pl_payload_decode(f, PL_FRAMES_MOST, data + hl, len - (size_t)hl - 16, 0)) <= 0) return 1;
+    const pl_frame *r = &f[count - 1];
+    if (r->type != PL_FRAME_RECORDS || r->records.offset32 <= w->at || r->records.len < 64) return 1;
+    uint8_t *d = data + (r->records.data - data);  /* the frame's bytes, in this packet */
+    size_t dlen = r->records.len, rest = dlen - 13;
+    d[-4] = (uint8_t)(w->at >> 24), d[-3] = (uint8_t)(w->at >> 16), d[-2] = (uint8_t)(w->at >> 8), d[-1] = (uint8_t)w->at;
+    d[0] = 10;
+    memset(d + 1, 'z', 10);
+    d[11] = (uint8_t)(0x40 | rest >> 8), d[12] = (uint8_t)rest;
+    memset(d + 13, 'y', rest);
+    w->done = 1;
+    return 1;
+}
+
+static rewrite *rewrite_seen;
+static void rewrite_record(ll_net *n, int node, const pure_link_event *ev) {
+    (void)n, (void)node;
+    if (rewrite_seen->records < 8) rewrite_seen->lens[rewrite_seen->records++] = ev->len + ev->len2;
+}
+
+static void prefix_written_again_is_read_again(void) {
+    open_all_table = *pure_link_crypto_null();
+    open_all_table.name = "open-all";
+    open_all_table.aead_open = open_all;
+    ll_net n;
+    ll_init(&n, 29, 5 * MS);
+    pure_link_config c = {.crypto = &open_all_table};
+    int a = ll_node_add(&n, &c), b = ll_node_add(&n, &c);
+    CHECK(a == 0);
+    CHECK(ll_wire(&n, b, a, "*") >= 0);
+    CHECK(ll_link(&n, a, b, "out", "in", 1) == 0);
+    rewrite w = {.at = 102};  /* record 0: 100 B behind a 2 B prefix; record 1 starts at 102 */
+    rewrite_seen = &w;
+    n.tap = rewrite_tap, n.tap_arg = &w, n.on_record = rewrite_record;
+    static uint8_t rec[3000];
+    memset(rec, 0x33, sizeof rec);
+    CHECK(pure_link_send(n.node[a].pl, 0, rec, 100, 0) == 0);
+    ll_run(&n, 1 * S, NULL, NULL);
+    CHECK(w.records == 1 && w.lens[0] == 100);
+    w.armed = 1;  /* record 1's first packet goes as sent, its second writes [102, ...) again */
+    CHECK(pure_link_send(n.node[a].pl, 0, rec, sizeof rec, n.now_ns) == 1);
+    ll_run(&n, 2 * S, NULL, NULL);
+    CHECK(w.done);
+    CHECK(w.records >= 3);
+    CHECK_EQ_U(w.lens[1], 10);
+    ll_free(&n);
+}
+
+TEST_MAIN(TEST_CASE(garbage_gets_no_answer_but_lost), TEST_CASE(mutated_packets_behind_open_all_cipher),
+          TEST_CASE(prefix_written_again_is_read_again))
