@@ -34,6 +34,13 @@ enum {
  * which the receiver grants at most 4 times a second anyway (spec/protocol.md §3). */
 #define TOOL_EPOCH_NS_LEAST 1000000ull              /* 1 ms */
 #define TOOL_EPOCH_NS_MOST PURE_LINK_DURATION_NS_MOST /* 24 h, what the core takes */
+/* send --pmtu-raise: how long after a datagram size search that ended below the full size
+ * the sender searches again (spec/protocol.md §5.1; the core's pmtu_raise_ns, default 600 s,
+ * RFC 8899's PMTU_RAISE_TIMER).  Below 1 s a path that stays small would cost a failing
+ * probe of the full size (3 lost, then the halving's) more often than once a second, for
+ * nothing; the most is what the core takes. */
+#define TOOL_PMTU_RAISE_NS_LEAST 1000000000ull          /* 1 s */
+#define TOOL_PMTU_RAISE_NS_MOST PURE_LINK_DURATION_NS_MOST /* 24 h */
 
 /* One line on stderr: "2026-12-03T22:10:04.123Z pure-link CMD: message"; without the time
  * when JOURNAL_STREAM is set (under systemd, whose journal stamps every line). */

@@ -506,15 +506,16 @@ typedef struct send_options {
     tool_link_options link;
     const char *to, *peer, *source, *input, *bind;
     uint64_t shape, deadline_ns, generate, size;
-    uint64_t epoch_ns, epoch_packets;   /* 0: the core's defaults */
+    uint64_t epoch_ns, epoch_packets, pmtu_raise_ns;   /* 0: the core's defaults */
     int framed, have_generate, resume;
 } send_options;
 
-/* --epoch-time DUR: TOOL_EPOCH_NS_LEAST..TOOL_EPOCH_NS_MOST. */
-static int parse_epoch_time(const char *text, uint64_t *out) {
-    if (tool_parse_duration(text, "--epoch-time", out) != 0) return -1;
-    if (*out >= TOOL_EPOCH_NS_LEAST && *out <= TOOL_EPOCH_NS_MOST) return 0;
-    tool_log("--epoch-time %s: want 1ms..24h", text);
+/* A duration option OPTION of LEAST..MOST, which RANGE names ("1ms..24h"). */
+static int parse_interval(const char *text, const char *option, uint64_t least, uint64_t most, const char *range,
+                          uint64_t *out) {
+    if (tool_parse_duration(text, option, out) != 0) return -1;
+    if (*out >= least && *out <= most) return 0;
+    tool_log("%s %s: want %s", option, text, range);
     return -1;
 }
 
@@ -542,7 +543,10 @@ static int send_option(void *ctx, int c, const char *arg) {
     case 'g': o->have_generate = 1; return tool_parse_count(arg, "--generate", &o->generate);
     case 'z': return tool_parse_size(arg, "--size", &o->size);
     case 'd': return tool_parse_duration(arg, "--deadline", &o->deadline_ns);
-    case 'E': return parse_epoch_time(arg, &o->epoch_ns);
+    case 'E': return parse_interval(arg, "--epoch-time", TOOL_EPOCH_NS_LEAST, TOOL_EPOCH_NS_MOST, "1ms..24h", &o->epoch_ns);
+    case 'M':
+        return parse_interval(arg, "--pmtu-raise", TOOL_PMTU_RAISE_NS_LEAST, TOOL_PMTU_RAISE_NS_MOST, "1s..24h",
+                              &o->pmtu_raise_ns);
     case 'N': return parse_epoch_packets(arg, &o->epoch_packets);
     default: assert(0 && "an option in the table without a case"); return -1;
     }
@@ -556,7 +560,8 @@ static int parse_options(int argc, char **argv, send_options *o) {
         {"framed", no_argument, 0, 'f'},           {"generate", required_argument, 0, 'g'},
         {"size", required_argument, 0, 'z'},       {"deadline", required_argument, 0, 'd'},
         {"epoch-time", required_argument, 0, 'E'}, {"epoch-packets", required_argument, 0, 'N'},
-        {"resume", no_argument, 0, 'U'},           {0, 0, 0, 0}};
+        {"resume", no_argument, 0, 'U'},           {"pmtu-raise", required_argument, 0, 'M'},
+        {0, 0, 0, 0}};
     *o = (send_options){.source = "out", .deadline_ns = UINT64_MAX, .size = 1024};
     if (tool_options_parse(argc, argv, "send", "t:p:s:i:fg:d:", longs, send_option, o, 1, &o->link) != 0) return -1;
     const char *missing = !o->to ? "--to HOST:PORT" : !o->peer ? "--peer KEY"
@@ -628,6 +633,7 @@ static int open_sender(sender_tool *t, const send_options *o, pure_link_config *
     cfg->peers_most = PURE_LINK_NONE;
     cfg->epoch_ns = o->epoch_ns;
     cfg->epoch_packets = o->epoch_packets;
+    cfg->pmtu_raise_ns = o->pmtu_raise_ns;
     *mem = tool_endpoint(cfg, &t->pl);
     if (*mem == NULL) return TOOL_ERR_SYSTEM;
     t->sender = pure_link_sender_open(t->pl, &sc, pl_now_ns());

@@ -141,16 +141,19 @@ netns_send() {
 
 # netns_transfer TO DEADLINE [HOOK]: the test's standard load, 10,000 records of 1 KiB to
 # input "small" and one record of 16 MiB to input "big", from two senders at once, to a
-# fresh receiver; HOOK (a shell command) runs while they send.  Then every record must be in
-# the store once, bytes as sent.  Sets $took (seconds) and $dgram (the datagram size the
-# senders reached, from their --stats).
+# fresh receiver; HOOK (a shell command) runs while they send; $SEND_ARGS (default none) go
+# to both senders, and with QLOG=1 each writes its trace to $work/small.qlog and big.qlog.
+# Then every record must be in the store once, bytes as sent.  Sets $took (seconds) and
+# $dgram (the datagram size the senders reached, from their --stats).
 netns_transfer() {
     to=$1 deadline=$2 hook=${3:-}
     rm -rf "$work/store"
     netns_start_recv recv --stats="$work/recv.json"
     t0=$(date +%s%N)
-    netns_send small "$to" --input small --generate 10000 --size 1KiB --deadline "$deadline"; small=$spid
-    netns_send big "$to" --input big --generate 1 --size 16MiB --deadline "$deadline"; big=$spid
+    netns_send small "$to" --input small --generate 10000 --size 1KiB --deadline "$deadline" ${SEND_ARGS:-} \
+        ${QLOG:+--qlog "$work/small.qlog"}; small=$spid
+    netns_send big "$to" --input big --generate 1 --size 16MiB --deadline "$deadline" ${SEND_ARGS:-} \
+        ${QLOG:+--qlog "$work/big.qlog"}; big=$spid
     [ -z "$hook" ] || eval "$hook"
     wait $small; s1=$?
     wait $big; s2=$?

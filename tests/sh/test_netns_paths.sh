@@ -7,10 +7,15 @@
 #     moved to a new port range (the receiver sees the sender at a new address);
 #  3. the router's link to the receiver down for 5 s and up again;
 #  4. the router's MTU lowered from 1,500 to 1,280 mid-transfer with its ICMP dropped (a
-#     black hole), then raised back after 3 s: the senders leave the black hole by a smaller
-#     datagram size and say so.
-# The mid-transfer cases shape the link to 100 Mbit/s so that the transfer outlasts the change,
-# which comes once 3 MB are in the store.
+#     black hole), then raised back after 3 s, behind 20 Mbit/s, the senders with
+#     --pmtu-raise 1s: each leaves the black hole by a smaller datagram size and says so,
+#     within 3 s of the first datagram the hole swallowed, and once the MTU is back each
+#     searches again and ends within 8 B of 1,452 B.  The time comes from the sender's own
+#     trace: the hook's clock reading when the MTU fell is placed in it by the line's stamp
+#     in the log beside the line's event in the trace.
+# The mid-transfer cases shape the link (100 Mbit/s; 20 for the black hole, so that the
+# transfer outlasts the hole and the search after it) and change it once 3 MB are in the
+# store.
 set -u
 . tests/sh/tool_lib.sh
 . tests/sh/netns_lib.sh
@@ -58,9 +63,33 @@ for n in small big; do
     echo "   $n: $(echo "$down" | cut -c17-60)...; $(echo "$back" | cut -c17-)," \
         "$(secs $((at - $(cat "$work/up")))) s after the link came up"
 done
-hole='stored_past 3000000; netns_filter plicmp "chain out { type filter hook output priority 0; icmp type destination-unreachable drop; icmpv6 type packet-too-big drop; }"; netns_mtu 1280; sleep 3; netns_mtu 1500'
-netns_transfer "$to" 30s "$hole"
+shape 20mbit
+hole='stored_past 3000000; netns_filter plicmp "chain out { type filter hook output priority 0; icmp type destination-unreachable drop; icmpv6 type packet-too-big drop; }"; netns_mtu 1280; date +%s%N > "$work/low"; sleep 3; netns_mtu 1500; date +%s%N > "$work/high"'
+QLOG=1 SEND_ARGS="--pmtu-raise 1s" netns_transfer "$to" 40s "$hole"
 echo "4. black hole (MTU 1,280, ICMP dropped) for 3 s: every record once in $took s; datagram size reached $dgram"
-hole=$(sed -n 's/^[0-9TZ:.-]* \(pure-link send: full-size datagrams to .*\)/\1/p' "$work/small.log" "$work/big.log")
-[ -n "$hole" ] || fail "neither sender said it left a black hole"
-echo "$hole" | while read -r line; do readme "$line" "$to"; echo "   $(echo "$line" | cut -c1-120)"; done
+for n in small big; do
+    line=$(sed -n 's/^[0-9TZ:.-]* \(pure-link send: full-size datagrams to .*\)/\1/p' "$work/$n.log")
+    [ -n "$line" ] && [ "$(echo "$line" | wc -l)" = 1 ] || fail "$n: want one line that it left a black hole: $line"
+    readme "$line" "$to"
+    # The trace's clock at the line, less the log's stamp of it: the hook's reading in the trace.
+    stamp=$(date -d "$(grep "pure-link send: full-size datagrams" "$work/$n.log" | cut -d' ' -f1)" +%s%N)
+    set -- $(tr '\036' '\n' < "$work/$n.qlog" | awk -v stamp="$stamp" -v low="$(cat "$work/low")" -v high="$(cat "$work/high")" '
+        function field(name) { return match($0, "\"" name "\":[0-9]+") ? substr($0, RSTART + length(name) + 3, RLENGTH - length(name) - 3) + 0 : 0 }
+        { t = field("time"); at[++n] = t; len[n] = /"transport:packet_sent"/ ? field("len") : 0
+          size[n] = /"recovery:metrics_updated"/ ? field("datagram_bytes") : 0 }
+        /"app:path_told"/ && /"black_hole"/ && told == "" { told = t; low_t = t - (stamp - low); high_t = t - (stamp - high) }
+        END { for (i = 1; i <= n; i++) {
+                  if (hit == "" && at[i] >= low_t && len[i] > 1252) hit = at[i]
+                  if (back == "" && told != "" && at[i] >= high_t && size[i] >= 1444) back = at[i] }
+              printf "%s %s %s %.0f\n", told == "" ? "-" : sprintf("%.0f", told), hit == "" ? "-" : sprintf("%.0f", hit),
+                  back == "" ? "-" : sprintf("%.0f", back), high_t }')
+    told=$1 hit=$2 back=$3 high_t=$4
+    [ "$told" != - ] && [ "$hit" != - ] || fail "$n: no black_hole event or no datagram above 1,252 B after the MTU fell in its trace"
+    [ "$told" -ge "$hit" ] && [ $((told - hit)) -le 3000000000 ] ||
+        fail "$n: left the black hole $(secs $((told - hit))) s after the first datagram it swallowed, want at most 3 s"
+    size=$(netns_dgram $n)
+    [ "$size" -ge 1444 ] && [ "$size" -le 1452 ] || fail "$n: ended at $size B after the MTU came back, want 1,444..1,452"
+    [ "$back" != - ] || fail "$n: its trace never shows 1,444 B or more after the MTU came back"
+    echo "   $n: left the black hole $(secs $((told - hit))) s after its first datagram lost in it; $size B again" \
+        "$(secs $((back - high_t))) s after the MTU came back"
+done

@@ -5,7 +5,9 @@
 #     does not hang on speed), and every record is stored once, bytes as sent; the same
 #     transfer without the option stays in epoch 1;
 #  2. with --epoch-time 100ms, records 300 ms apart each start in a later epoch;
-#  3. values the tool refuses: exit 2 and one line naming the option.
+#  3. values the tool refuses: exit 2 and one line naming the option, for these two and for
+#     the sender's other interval, --pmtu-raise (1s..24h; test_netns_paths sees it honoured
+#     after a black hole); the edges themselves are taken.
 set -u
 . tests/sh/tool_lib.sh
 make_keys
@@ -80,11 +82,17 @@ refuse "want 1ms..24h" --epoch-time 25h
 refuse "want a duration" --epoch-time 5
 refuse "want a duration" --epoch-time 2parsecs
 refuse "needs a value" --epoch-time
+refuse "want 1s..24h" --pmtu-raise 0s
+refuse "want 1s..24h" --pmtu-raise 999ms
+refuse "want 1s..24h" --pmtu-raise 86400000000001ns
+refuse "want a duration" --pmtu-raise 600
+refuse "needs a value" --pmtu-raise
 # the edges themselves are taken: each run gets as far as --deadline with nobody listening (5)
-for edge in "--epoch-packets 1" "--epoch-packets 8323072" "--epoch-time 1ms" "--epoch-time 24h"; do
+for edge in "--epoch-packets 1" "--epoch-packets 8323072" "--epoch-time 1ms" "--epoch-time 24h" \
+    "--pmtu-raise 1s" "--pmtu-raise 24h"; do
     $P send --key "$work/s.key" --to 127.0.0.1:9 --peer "$RP" --input logs --generate 1 --deadline 200ms \
         --no-progress $edge 2> "$work/err"
     got=$?
     [ "$got" = 5 ] || fail "$edge exited $got, want 5 (the deadline): $(cat "$work/err")"
 done
-echo "edges taken: --epoch-packets 1, 8323072; --epoch-time 1ms, 24h"
+echo "edges taken: --epoch-packets 1, 8323072; --epoch-time 1ms, 24h; --pmtu-raise 1s, 24h"
