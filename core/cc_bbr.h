@@ -180,6 +180,7 @@ typedef struct pl_cc_bbr {
     uint8_t mode;                    /* PL_BBR_STARTUP .. PL_BBR_PROBE_RTT */
     uint8_t ack_phase;               /* PL_BBR_ACKS_* */
     uint8_t full_bw_reached;
+    uint8_t startup_loss_exit;       /* Startup ended on loss, not on a bandwidth plateau */
     uint8_t round_start;             /* this sample began a round */
     uint8_t loss_round_start;        /* this sample began a loss round */
     uint8_t loss_round_congested;    /* the loss round just ended lost above the threshold */

@@ -441,13 +441,18 @@ static void startup_app_limited_rounds_do_not_count(void) {
     CHECK_EQ_U(sbbr(&s)->mode, PL_BBR_STARTUP);
 }
 
+/* Startup's first two rounds, the rate doubling from 2 to 4 Mbit/s (RTT 20 ms). */
+static void syn_startup_growing(syn *s) {
+    syn_init(s, MBIT(10), 20 * MS);
+    s->rate = MBIT(2);
+    syn_round(s, 20, 0, 0);
+    s->rate = MBIT(4);
+    syn_round(s, 40, 0, 0);
+}
+
 static void startup_exits_on_heavy_loss(void) {
     syn s;
-    syn_init(&s, MBIT(10), 20 * MS);
-    s.rate = MBIT(2);
-    syn_round(&s, 20, 0, 0);
-    s.rate = MBIT(4);
-    syn_round(&s, 40, 0, 0);
+    syn_startup_growing(&s);
     CHECK_EQ_U(sbbr(&s)->mode, PL_BBR_STARTUP);
     /* 5 losses in a round of 80 (6 %): too few losses to end Startup. */
     s.rate = MBIT(8);
@@ -885,6 +890,41 @@ static void undo_restores_bounds(void) {
     CHECK_EQ_U(sbbr(&s)->max_bw, MBIT(40)); /* the model is untouched */
 }
 
+/* Startup ended by losses that all turn out late (reordering in the first flights) goes
+ * on; one genuine loss among them leaves it ended. */
+static void undo_resumes_startup_a_late_loss_ended(void) {
+    for (int genuine = 0; genuine <= 1; genuine++) {
+        syn s;
+        syn_startup_growing(&s);
+        s.rate = MBIT(8);
+        syn_round(&s, 80, 8, 0);
+        CHECK(sbbr(&s)->full_bw_reached);
+        CHECK(sbbr(&s)->mode != PL_BBR_STARTUP);
+        for (int i = 0; i < 8 - genuine; i++) pl_cc_on_spurious(&s.cc, s.episode, s.now_ns);
+        CHECK_EQ_U(s.cc.congestion_undos, genuine ? 0u : 1u);
+        CHECK_EQ_U(sbbr(&s)->mode, genuine ? PL_BBR_DRAIN : PL_BBR_STARTUP);
+        CHECK(sbbr(&s)->full_bw_reached == genuine);
+        CHECK(sbbr(&s)->inflight_hi == NONE || genuine);
+        /* ... and it grows on: the next round's doubling is Startup's. */
+        s.rate = MBIT(16);
+        syn_round(&s, 80, 0, 0);
+        CHECK(genuine || sbbr(&s)->mode == PL_BBR_STARTUP);
+    }
+}
+
+/* A Startup that ended on a bandwidth plateau stays ended whatever an undo restores. */
+static void undo_keeps_a_plateau_s_exit(void) {
+    syn s;
+    syn_init(&s, MBIT(40), 20 * MS);
+    syn_to_probe_bw(&s, 68);
+    syn_round(&s, 90, 10, 0);
+    syn_round(&s, 1, 0, 0);
+    for (int i = 0; i < 10; i++) pl_cc_on_spurious(&s.cc, s.episode, s.now_ns);
+    CHECK_EQ_U(s.cc.congestion_undos, 1);
+    CHECK(sbbr(&s)->full_bw_reached);
+    CHECK(sbbr(&s)->mode != PL_BBR_STARTUP);
+}
+
 static void undo_needs_every_loss_late(void) {
     syn s;
     syn_init(&s, MBIT(40), 20 * MS);
@@ -946,4 +986,5 @@ TEST_MAIN(TEST_CASE(interface_selects_bbr), TEST_CASE(rounds_count_by_delivered)
           TEST_CASE(probe_wait_follows_the_cubic_epoch), TEST_CASE(random_loss_1pct_keeps_rate), TEST_CASE(random_loss_10pct_cuts_inflight),
           TEST_CASE(shares_with_cubic_rtt_20ms), TEST_CASE(shares_with_cubic_rtt_100ms),
           TEST_CASE(undo_restores_bounds), TEST_CASE(undo_needs_every_loss_late),
+          TEST_CASE(undo_resumes_startup_a_late_loss_ended), TEST_CASE(undo_keeps_a_plateau_s_exit),
           TEST_CASE(persistent_congestion_collapses_then_regrows), TEST_CASE(same_inputs_same_run))
