@@ -211,7 +211,9 @@ static void cat_json(const tool_plr *r, const pl_store_frame *f, const uint8_t *
            (unsigned long long)(r->pos - PL_STORE_FRAME_HEADER_BYTES - f->len), f->len);
     for (size_t at = 0; at < f->len; at += CAT_BASE64_CHUNK_BYTES) {
         size_t n = f->len - at < CAT_BASE64_CHUNK_BYTES ? f->len - at : CAT_BASE64_CHUNK_BYTES;
-        fputs(sodium_bin2base64(b64, sizeof b64, data + at, n, sodium_base64_VARIANT_ORIGINAL), stdout);
+        /* the room this piece needs, not sizeof b64: the encoder clears all the room it is given */
+        size_t room = sodium_base64_ENCODED_LEN(n, sodium_base64_VARIANT_ORIGINAL);
+        fputs(sodium_bin2base64(b64, room, data + at, n, sodium_base64_VARIANT_ORIGINAL), stdout);
     }
     fputs("\"}\n", stdout);
 }
