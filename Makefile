@@ -183,7 +183,7 @@ $(B)/packet_vectors: tools/packet_vectors.c $(LIB_A) $(HEADERS)
 # Regenerates the test vectors of spec/vectors/ (a change to bytes or rules changes them).
 vectors: $(B)/vectors $(B)/packet_vectors
 	$(B)/vectors spec/vectors/keys.txt
-	$(B)/packet_vectors spec/vectors/packets.txt spec/vectors/numbers.txt
+	$(B)/packet_vectors spec/vectors/packets.txt spec/vectors/numbers.txt spec/vectors/refused.txt
 
 $(B)/vectors: tools/vectors.c $(LIB_A) $(HEADERS)
 	@echo "  LINK  $@"

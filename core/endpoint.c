@@ -295,8 +295,18 @@ void pure_link_public_key(const pure_link *pl, uint8_t out[32]) {
     memcpy(out, pl->static_public, 32);
 }
 
+static int event_take(pure_link *pl, pure_link_event *ev);
+
 int pure_link_event_next(pure_link *pl, pure_link_event *ev) {
     assert(pl != NULL && pl->magic == PL_MAGIC && ev != NULL);
+    int got;
+    do {  /* an event taken out of the queue (pl_events_drop_records) is passed over */
+        got = event_take(pl, ev);
+    } while (got && ev->kind == PURE_LINK_EVENT_NONE);
+    return got;
+}
+
+static int event_take(pure_link *pl, pure_link_event *ev) {
     pl_stage_release(pl);  /* the event taken before this call is done with */
     if (pl->ev_count == 0) {
         /* Delivery paused on a full queue resumes once the host has drained it. */

@@ -626,6 +626,9 @@ void pl_fatal(pure_link *pl, int code);
 void pl_random(pure_link *pl, void *out, size_t len);
 pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind);
 static inline uint32_t pl_events_room(const pure_link *pl) { return PL_EVENTS_MOST - pl->ev_count; }
+/* Takes the RECORD events of stream handle `stream` still queued out of the queue (their
+ * bytes go back with a refused run's memory); returns how many. */
+uint32_t pl_events_drop_records(pure_link *pl, int stream);
 void pl_aead_key(const pure_link *pl, void *ctx, uint8_t iv[12], const pl_packet_key *k);
 void pl_epoch_keys_set(pure_link *pl, pl_epoch_keys *k, uint32_t epoch, const uint8_t secret[32],
                        const uint8_t sender_pub[32], const uint8_t receiver_pub[32], uint64_t run,

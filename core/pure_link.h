@@ -68,8 +68,11 @@ typedef enum pure_link_error {
     PURE_LINK_ERR_CLOSED = -8,         /* the sender or endpoint was closed */
     PURE_LINK_ERR_FATAL = -9,          /* a sticky fatal error was reported earlier */
     PURE_LINK_ERR_NOT_FOUND = -10,     /* no such sender, stream or peer */
-    PURE_LINK_OTHER_SHAPE = 2          /* host's stream answer: the input exists, shape differs
+    PURE_LINK_OTHER_SHAPE = 2,         /* host's stream answer: the input exists, shape differs
                                           (passed negated: -PURE_LINK_OTHER_SHAPE) */
+    PURE_LINK_CANNOT_STORE = 4         /* host's stream answer or refusal: this input cannot
+                                          store now (a full disk, a read-only or failing
+                                          directory); passed negated: -PURE_LINK_CANNOT_STORE */
 } pure_link_error;
 
 PURE_LINK_API const char *pure_link_strerror(int code);
@@ -322,7 +325,8 @@ typedef struct pure_link_event {
     int peer;                      /* receiver events: the peer index */
     uint64_t run;                  /* the sender's run id */
     int64_t record;                /* RECORD: its number; STORED: records stored so far */
-    uint32_t reason;               /* REFUSED: 1 no input, 2 other shape, 3 source not allowed */
+    uint32_t reason;               /* REFUSED: 1 no input, 2 other shape, 3 source not allowed,
+                                      4 the receiver cannot store the input now */
     uint32_t epoch;                /* EPOCH */
     int code;                      /* FATAL */
     uint64_t offset;               /* MEMO_WRITE */
@@ -354,7 +358,8 @@ PURE_LINK_API int pure_link_event_next(pure_link *pl, pure_link_event *ev);
 enum { PURE_LINK_OPEN_RESUME = 1 };
 /* Answers STREAM_OPEN: 0 accepts, with `stored_mark` = how many records of this run the
  * host already stored (0 for a new run; records below it are not delivered again);
- * -1 refuses with reason 1 (no such input), -PURE_LINK_OTHER_SHAPE with reason 2.
+ * -1 refuses with reason 1 (no such input), -PURE_LINK_OTHER_SHAPE with reason 2,
+ * -PURE_LINK_CANNOT_STORE with reason 4 (the input cannot store now).
  *
  * The mark must be durable (fdatasync returned): the sender lets go of every record below
  * it, so a mark that a crash can take back loses records.  Records the host wrote but has
@@ -376,8 +381,21 @@ enum { PURE_LINK_OPEN_RESUME = 1 };
 PURE_LINK_API int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t stored_mark,
                                           uint64_t now_ns);
 /* The host made records of `stream` durable up to `record` (exclusive); the core
- * tells the sender (STORED).  Call only after the write is durable. */
+ * tells the sender (STORED).  Call only after the write is durable.  Returns
+ * PURE_LINK_ERR_NOT_FOUND for a stream that is not accepted now (refused, ended). */
 PURE_LINK_API int pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns);
+/* The host takes back its acceptance of `stream` (or answers its STREAM_OPEN): `answer` is
+ * one of stream_answer's refusals, -PURE_LINK_CANNOT_STORE when the input's storage failed
+ * (spec/protocol.md §4.1 "Refused after accepting").  The run is refused with that reason
+ * at once: its next reply carries REFUSED and no STORED; the mark stays where the host's
+ * last pure_link_stored() put it, and every record above it is forgotten — the RECORD
+ * events of the stream still in the queue are taken out, and the sender sends them again
+ * from the mark once a later STREAM is accepted (the host answers it with its durable
+ * count, so records it made durable meanwhile are not handed over twice).  Call
+ * pure_link_stored() first for what is durable.  Returns 0 (also for a stream refused
+ * already), PURE_LINK_ERR_INVALID for another answer, PURE_LINK_ERR_NOT_FOUND when no run
+ * holds the handle. */
+PURE_LINK_API int pure_link_stream_refuse(pure_link *pl, int stream, int answer, uint64_t now_ns);
 
 /* What one of a receiver's run slots holds now, for a host's status view (pure-link show):
  * read-only, and nothing in it is needed to run the protocol. */

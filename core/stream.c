@@ -81,6 +81,13 @@ static void refuse(pure_link *pl, pl_run *r, uint32_t reason) {
     pl_run_have_clear(pl, r);
 }
 
+/* The reason of a host's refusal (stream_answer's negative answers), 0 for none of them. */
+static uint32_t refusal_reason(int answer) {
+    return answer == -PURE_LINK_OTHER_SHAPE    ? PL_REFUSED_OTHER_SHAPE
+           : answer == -PURE_LINK_CANNOT_STORE ? PL_REFUSED_CANNOT_STORE
+           : answer == -1                      ? PL_REFUSED_NO_INPUT : 0;
+}
+
 /* The sender holds records only from base_record on: everything before it was STORED (by
  * this receiver or an earlier life of it), so delivery may move up to it — never back. */
 static void rebase(pure_link *pl, pl_run *r, uint64_t base_record, uint64_t base_off) {
@@ -152,9 +159,9 @@ int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t store
     if (!r->in_use || r->stream_state != PL_STREAM_ASKING) return PURE_LINK_ERR_NOT_FOUND;
     pl_run_timer_set(pl, r, PL_RT_HOST, PL_NONE);
     r->ack_pending = 1;  /* the ACK held for this answer goes now */
-    if (answer == -PURE_LINK_OTHER_SHAPE) refuse(pl, r, 2);
-    else if (answer != 0) refuse(pl, r, 1);
-    else {
+    if (answer != 0) {
+        refuse(pl, r, refusal_reason(answer) ? refusal_reason(answer) : PL_REFUSED_NO_INPUT);
+    } else {
         if (stored_mark < 0) return PURE_LINK_ERR_INVALID;
         if (r->resume_asked) {
             if ((uint64_t)stored_mark > PL_RECORD_NUMBER_MOST) return PURE_LINK_ERR_INVALID;
@@ -165,6 +172,34 @@ int pure_link_stream_answer(pure_link *pl, int stream, int answer, int64_t store
         pl_receiver_deliver(pl, r);
     }
     pl_run_ready(pl, r);  /* the held ACK, a REFUSED or a STORED may go now */
+    return 0;
+}
+
+/* Refused after accepting (protocol.md §4.1): what was handed over and not stored is
+ * forgotten, so delivery starts again from the stored mark when a later STREAM is
+ * accepted; the mark itself never moves back. */
+int pure_link_stream_refuse(pure_link *pl, int stream, int answer, uint64_t now_ns) {
+    assert(pl != NULL && pl->magic == PL_MAGIC);
+    assert(stream >= 0 && (uint32_t)stream < pl->config.runs_most);
+    assert(now_ns >= pl->now_ns);
+    uint32_t reason = refusal_reason(answer);
+    if (reason == 0) return PURE_LINK_ERR_INVALID;
+    if ((uint32_t)stream >= pl->runs_used || !pl->runs[stream].in_use) return PURE_LINK_ERR_NOT_FOUND;
+    pl_run *r = &pl->runs[stream];
+    if (r->stream_state == PL_STREAM_ASKING) return pure_link_stream_answer(pl, stream, answer, 0, now_ns);
+    if (r->stream_state == PL_STREAM_REFUSED) return 0;
+    if (r->stream_state != PL_STREAM_ACCEPTED) return PURE_LINK_ERR_NOT_FOUND;
+    pl->now_ns = now_ns;
+    pl_stage_release(pl);
+    pl_events_drop_records(pl, stream);  /* their bytes go back below */
+    uint64_t mark = r->stored_record;
+    refuse(pl, r, reason);
+    r->deliver_record = r->stored_record;
+    r->deliver_off = r->stored_off;
+    /* No STORED goes beside the REFUSED (replies carry STORED only for an accepted stream):
+     * STORED progress would lift the sender's refusal. */
+    assert(r->stored_record == mark && r->deliver_record == mark);
+    pl_run_ready(pl, r);    /* its REFUSED goes in the next reply */
     return 0;
 }
 

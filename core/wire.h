@@ -131,10 +131,11 @@ typedef enum pl_frame_type {
 enum pl_refused_reason {
     PL_REFUSED_NO_INPUT = 1,    /* no input of that name */
     PL_REFUSED_OTHER_SHAPE = 2, /* the input's shape differs */
-    PL_REFUSED_NOT_ALLOWED = 3  /* this key may not send to that source */
+    PL_REFUSED_NOT_ALLOWED = 3, /* this key may not send to that source */
+    PL_REFUSED_CANNOT_STORE = 4 /* the receiver's host cannot store this input now */
 };
 #define PL_REFUSED_LEAST PL_REFUSED_NO_INPUT
-#define PL_REFUSED_MOST  PL_REFUSED_NOT_ALLOWED
+#define PL_REFUSED_MOST  PL_REFUSED_CANNOT_STORE
 
 /* Fixed frame sizes, type byte included. */
 #define PL_FRAME_PADDING_BYTES   1u

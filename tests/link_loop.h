@@ -40,6 +40,7 @@ typedef struct ll_node {
     ll_stream streams[LL_STREAMS];
     uint64_t records_delivered, duplicates, out_of_order, bytes_delivered;
     uint64_t refused_events, released_events, epoch_events, stream_opens;
+    uint32_t refused_reason;         /* sender: the reason of the last REFUSED event */
     int64_t stored_seen[8];          /* sender: STORED mark per sender handle */
     uint64_t packets_out;
     /* Memo on a simulated disk: writes are durable at once unless memo_hold is set, in
@@ -194,7 +195,7 @@ static void ll_service(ll_net *n, int i) {
             break;
         }
         case PURE_LINK_EVENT_STORED: if (ev.sender >= 0 && ev.sender < 8) d->stored_seen[ev.sender] = ev.record; break;
-        case PURE_LINK_EVENT_REFUSED: d->refused_events++; break;
+        case PURE_LINK_EVENT_REFUSED: d->refused_events++, d->refused_reason = ev.reason; break;
         case PURE_LINK_EVENT_RELEASED: d->released_events++; break;
         case PURE_LINK_EVENT_EPOCH: d->epoch_events++; break;
         case PURE_LINK_EVENT_MEMO_WRITE:

@@ -3,7 +3,9 @@
  * spec/vectors/numbers.txt — packets with 1- to 4-byte packet numbers sealed in epochs
  * 1, 2 and 16, each with the state a reader recovers its epoch and number against.
  *
- *   build/packet_vectors [PACKETS [NUMBERS]]     (packets.txt to stdout without PACKETS)
+ *   build/packet_vectors [PACKETS [NUMBERS [REFUSED]]]  (packets.txt to stdout without PACKETS)
+ *
+ * and spec/vectors/refused.txt — one sealed reply per REFUSED reason.
  *
  * tests/unit/test_vectors.c opens and re-seals every packet of both files, and decodes its
  * frames, so the files, the codec and the key schedule cannot drift apart. */
@@ -176,6 +178,35 @@ static int write_numbers(FILE *f, const uint8_t e0[32], const uint8_t s_pub[32],
     return 0;
 }
 
+/* refused.txt: one sealed reply per REFUSED reason (wire.md §6.13), epoch 0 as packets.txt,
+ * packet numbers 0x20 + reason. */
+static void write_refused(FILE *f, const pl_packet_key *reply, const void *ctx) {
+    fprintf(f, "# spec/vectors/refused.txt: one sealed reply carrying REFUSED per reason 1..%u (wire.md\n"
+               "# §6.13; 4: the receiver cannot store the input now, protocol.md §4.1).  Written by\n"
+               "# build/packet_vectors (tools/packet_vectors.c); tests/unit/test_vectors.c opens, re-seals\n"
+               "# and decodes every packet.  Keys and names as packets.txt.\n", PL_REFUSED_MOST);
+    for (uint8_t reason = PL_REFUSED_LEAST; reason <= PL_REFUSED_MOST; reason++) {
+        uint64_t pn = 0x20u + reason;
+        pl_header h = {.reply = 1, .pn_len = 2, .epoch_field = 0, .run = RUN, .reply_run = REPLY_RUN,
+                       .pn_truncated = pl_pn_truncate(pn, 2)};
+        uint8_t pkt[PURE_LINK_DATAGRAM_MOST], nonce[12];
+        size_t hl = pl_header_encode(pkt, sizeof pkt, &h);
+        pl_frame fr = {.type = PL_FRAME_REFUSED};
+        fr.refused.reason = reason;
+        size_t n = pl_frame_encode(pkt + hl, sizeof pkt - hl - PURE_LINK_TAG_BYTES, &fr);
+        char name[32], pn_name[40];
+        snprintf(name, sizeof name, "refused%u", reason);
+        snprintf(pn_name, sizeof pn_name, "%s_pn", name);
+        fprintf(f, "\n# REFUSED reason %u (reply packet)\n", reason);
+        put_u64(f, pn_name, pn, 8);
+        put_field(f, name, "header", pkt, hl);
+        put_field(f, name, "plaintext", pkt + hl, n);
+        pl_nonce(nonce, reply->iv, pn);
+        pl_gcm_seal(ctx, nonce, pkt, hl, pkt + hl, n, pkt + hl);
+        put_field(f, name, "sealed", pkt, hl + n + PURE_LINK_TAG_BYTES);
+    }
+}
+
 int main(int argc, char **argv) {
     FILE *f = argc > 1 ? fopen(argv[1], "w") : stdout;
     if (!f) { perror(argv[1]); return 1; }
@@ -227,6 +258,12 @@ int main(int argc, char **argv) {
         put_hex(f, name, pkt, hl + n + PURE_LINK_TAG_BYTES);
     }
     if (f != stdout) fclose(f);
+    if (argc > 3) {
+        FILE *g = fopen(argv[3], "w");
+        if (!g) { perror(argv[3]); return 1; }
+        write_refused(g, &reply, reply_ctx);
+        fclose(g);
+    }
     if (argc > 2) {
         FILE *g = fopen(argv[2], "w");
         if (!g) { perror(argv[2]); return 1; }

@@ -111,7 +111,8 @@ typedef struct pl_driver_stats {
 
 /* Runs until the host stops it (returns its value, > 0), *stop is set (returns 0), or the
  * endpoint, the backend or the store fails (returns a negative errno or pure_link_error,
- * with one line in err).  The caller then reads statistics and closes what it opened;
+ * with one line in err).  An input of the store that cannot store (pl_store.h "A failing
+ * input") does not stop it: the store refuses that input's streams and the loop goes on.  The caller then reads statistics and closes what it opened;
  * records appended but not committed are not durable (call pl_driver_commit_all first). */
 int pl_driver_run(const pl_driver_config *config, pl_driver_stats *stats, char *err, size_t err_len);
 

@@ -34,6 +34,27 @@
 #define PL_STORE_CLOSE_CHECKPOINT_BYTES (1u << 20) /* close rewrites it past this many (each
                                                       costs an fdatasync; less reads fast) */
 
+/* A failing input: when a write, a new file, a rename or a sync of an input's directory
+ * fails (a full disk, a read-only or failing file system, a file-size limit), that input
+ * fails alone: the store logs one line through `notice` (the input, its directory and the
+ * cause), appends nothing more to it, and refuses its streams with REFUSED reason 4 (the
+ * core's pure_link_stream_refuse with -PURE_LINK_CANNOT_STORE; spec/protocol.md §4.1), new
+ * ones included; every other input goes on.  Records made durable before the failure stay
+ * durable and count in the marks, so a sender's resends are not stored twice.  A failed
+ * sync of a batch fails every input with a file in it (the sync names no descriptor); one
+ * of the memo fails the whole store, as a memory error does (the memo is the endpoint's).
+ * The input is tried again (each stream file cut to its durable end and synced, and a probe
+ * of PL_STORE_PROBE_BYTES written and synced in the directory) at the first STREAM_OPEN
+ * for it PL_STORE_INPUT_RETRY_NS after it failed or after its last try failed, and at
+ * pl_store_inputs_set; when a try works it logs one line and takes streams again. */
+#define PL_STORE_INPUT_RETRY_NS (5000000000ull) /* 5 s: a sender tries again 1..64 s apart,
+                                                   each try costs a sync per stream file on a
+                                                   failing disk; 5 s bounds that and adds at
+                                                   most 5 s to a recovery */
+#define PL_STORE_PROBE_BYTES (256u << 10)       /* a probe as large as one stream buffer's
+                                                   write: a disk with less free would fail
+                                                   the first write again */
+
 typedef struct pl_store_input {
     const char *name;  /* input name, 1..PURE_LINK_NAME_MOST bytes */
     uint64_t shape;    /* the shape id senders must announce */
@@ -46,6 +67,9 @@ typedef struct pl_store_config {
     const char *memo_path;       /* the memo file; NULL keeps no memo */
     size_t memo_bytes;           /* pure_link_memo_size() of the endpoint's config */
     uint64_t file_bytes_most;    /* bound of one stream file; 0: PL_STORE_FILE_BYTES_MOST */
+    /* One line for the operator: an input failed, or stores again (may be NULL). */
+    void (*notice)(void *ctx, const char *line);
+    void *notice_ctx;
 } pl_store_config;
 
 typedef struct pl_store pl_store;
@@ -85,11 +109,11 @@ int pl_store_peer(pl_store *s, int peer, const uint8_t peer_public[32]);
  * durable stored mark, or a refusal when the input or shape does not match); RECORD is
  * appended (not yet durable); MEMO_WRITE is written (not yet durable).  Other kinds are
  * ignored.  RECORD bytes wait in the stream's write buffer, which goes to the file when it
- * is full and at pl_store_commit_begin.  Returns 0, or a negative errno with one line in
- * err; the caller must then stop (a full disk, an I/O error): nothing half-written is
- * claimed stored.  The failure is
- * sticky: later events return it again, while a commit of what was appended before it
- * still runs.
+ * is full and at pl_store_commit_begin.  A write that fails makes its input fail (above)
+ * and returns 0.  Returns 0, or a negative errno with one line in err when the store
+ * itself fails (the memo, memory); the caller must then stop: nothing half-written is
+ * claimed stored.  That failure is sticky: later events return it again, while a commit
+ * of what was appended before it still runs.
  *
  * A STREAM_OPEN that asks where to resume (reason PURE_LINK_OPEN_RESUME) is answered with
  * where the stream stands: one past the last record of the run that appended last, once
@@ -121,12 +145,13 @@ int pl_store_event(pl_store *s, pure_link *pl, const pure_link_event *ev, uint64
  * negative errno; on success it calls pure_link_stored() and pure_link_memo_written() for
  * everything the batch covered.  Returns 0 or the error (with one line in err).  A failed
  * sync is never retried: the pages it failed to write may be marked clean, so a later
- * fdatasync that succeeds proves nothing about them.  The store fails for good, claims
- * nothing of the batch or after it, and cuts each file of the batch back to its durable
- * end, so that a reopen does not find those records either.  A new file that cannot be
- * renamed into place makes the store fail too (the rest of the batch is claimed), and so
- * does a failed write of a buffer at commit_begin (the batch claims the whole frames the
- * files hold; commit_end returns the failure).
+ * fdatasync that succeeds proves nothing about them.  Every input with a file in the batch
+ * fails (above; the memo in it: the store fails for good), nothing of the batch is claimed
+ * for them, and each file of the batch is cut back to its durable end, so that a reopen
+ * does not find those records either.  A new file that cannot be renamed into place makes
+ * its input fail (the rest of the batch is claimed), and so does a failed write of a
+ * buffer at commit_begin (the batch claims the whole frames the files hold).  An input's
+ * failure returns 0 (its line went to `notice`).
  * pl_store_commit(): both halves with the syncs in between, on this thread, twice when
  * the first renamed new files into place. */
 int pl_store_pending(const pl_store *s);
@@ -144,8 +169,14 @@ typedef struct pl_store_stats {
     uint64_t commits, fdatasyncs, dir_fsyncs, streams_refused;
     uint64_t records_missing, bytes_cut;
     uint64_t record_bytes_durable;
+    uint64_t inputs_failed;      /* times an input failed (each logged in one line) */
+    uint64_t inputs_recovered;   /* times a failed input stored again */
+    uint64_t inputs_failing;     /* inputs failed now */
 } pl_store_stats;
 void pl_store_stats_get(const pl_store *s, pl_store_stats *out);
+/* The negative errno input `name` failed with while it cannot store (pl_store.h "A failing
+ * input"); 0 when it stores, or when no input has that name. */
+int pl_store_input_failed(const pl_store *s, const char *name);
 
 /* ---- Reading record files back (pure-link cat and verify): these only decode bytes the
  * caller read, so a reader needs no lock and may run beside the receiver that appends. ---- */

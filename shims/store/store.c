@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <assert.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,109 @@ int st_fail(pl_store *s, int rc, const char *line) {
 int st_failed(const pl_store *s, char *err, size_t err_len) {
     if (!s->failed) return 0;
     return st_err(err, err_len, s->failed, "%s", s->failed_line);
+}
+
+/* ---- A failing input (pl_store.h) ---- */
+
+static void notice(const pl_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notice(const pl_store *s, const char *fmt, ...) {
+    if (s->notice == NULL) return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    s->notice(s->notice_ctx, line);
+}
+
+int st_input_fail(pl_store *s, st_input *in, int rc, const char *line) {
+    assert(rc < 0);
+    if (rc == -ENOMEM) return st_fail(s, rc, line);
+    if (in->failed) return in->failed;
+    in->failed = rc;
+    in->failed_at_ns = in->failed_since_ns = s->now_ns;
+    in->refuse_due = 1;
+    snprintf(in->failed_line, sizeof in->failed_line, "%s", line ? line : strerror(-rc));
+    s->stats.inputs_failed++;
+    /* A resume waiting for the input's streams to be durable is answered no more: its run
+     * is refused with the others, and asks again. */
+    size_t keep = 0;
+    for (size_t i = 0; i < s->resumes_len; i++)
+        if (s->resumes[i].stream->input != in) s->resumes[keep++] = s->resumes[i];
+    s->resumes_len = keep;
+    notice(s, "input %s (%s) cannot store: %s; its streams are refused (REFUSED reason 4) and it is tried again "
+              "%llu s after this and at a reload (SIGHUP); the other inputs go on",
+           in->name, in->dir, in->failed_line, (unsigned long long)(PL_STORE_INPUT_RETRY_NS / 1000000000ull));
+    return rc;
+}
+
+void st_refusals(pl_store *s, const st_notify *n) {
+    int due = 0;
+    for (size_t i = 0; i < s->inputs_len; i++) due |= s->inputs[i].refuse_due;
+    if (!due) return;
+    for (size_t h = 0; h < s->handles_len; h++) {
+        const st_stream *st = s->handles[h].stream;
+        if (st != NULL && st->input->refuse_due && n->refuse != NULL) n->refuse(n->ctx, (int)h);
+    }
+    for (size_t i = 0; i < s->inputs_len; i++) s->inputs[i].refuse_due = 0;
+}
+
+/* The stream goes back to what is durable: the file cut there and synced (a sync that
+ * failed may have left pages marked clean past it), its write buffer and the marks of
+ * what was appended since forgotten. */
+static int stream_back_to_durable(st_stream *st) {
+    for (size_t i = 0; i < st->runs_next_len; i++) st->runs[st->runs_next[i]].in_next = 0;
+    st->runs_next_len = st->runs_batch_len = 0;
+    int rc = st_stream_cut_to_durable(st);
+    if (rc == 0 && fdatasync(st->fd) != 0) rc = -errno;
+    return rc;
+}
+
+/* PL_STORE_PROBE_BYTES written and synced under a name no stream file takes, then removed. */
+#define ST_PROBE_NAME "pure-link.probe"
+static int input_probe(st_input *in) {
+    int fd = openat(in->dir_fd, ST_PROBE_NAME, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    if (fd < 0) return -errno;
+    static const uint8_t zero[4096];
+    int rc = 0;
+    for (size_t done = 0; rc == 0 && done < PL_STORE_PROBE_BYTES; done += sizeof zero)
+        rc = st_write_all(fd, zero, sizeof zero, done);
+    if (rc == 0 && fdatasync(fd) != 0) rc = -errno;
+    close(fd);
+    unlinkat(in->dir_fd, ST_PROBE_NAME, 0);
+    return rc;
+}
+
+int st_input_retry(pl_store *s, st_input *in) {
+    if (!in->failed) return 0;
+    for (size_t k = 0; k < in->streams_len; k++)
+        if (in->streams[k]->in_batch) return -EBUSY;  /* its sync runs: after it ends */
+    int rc = 0;
+    for (size_t k = 0; k < in->streams_len && rc == 0; k++) rc = stream_back_to_durable(in->streams[k]);
+    if (rc == 0) rc = input_probe(in);
+    if (rc == 0 && fsync(in->dir_fd) != 0) rc = -errno;
+    if (rc != 0) {
+        in->failed_at_ns = s->now_ns;  /* silent: the failure's line stands */
+        return rc;
+    }
+    for (size_t k = 0; k < in->streams_len; k++) {
+        st_stream *st = in->streams[k];
+        if (st->name == ST_NAME_RENAMED) {  /* the directory's fsync above made its name durable */
+            st->name = ST_NAME_DURABLE;
+            s->names_waiting--;
+        }
+    }
+    notice(s, "input %s (%s) stores again, %.1f s after it failed (%s)", in->name, in->dir,
+           (double)(s->now_ns - in->failed_since_ns) / 1e9, in->failed_line);
+    in->failed = 0;
+    s->stats.inputs_recovered++;
+    return 0;
+}
+
+int pl_store_input_failed(const pl_store *s, const char *name) {
+    for (size_t i = 0; i < s->inputs_len; i++)
+        if (strcmp(s->inputs[i].name, name) == 0) return s->inputs[i].failed;
+    return 0;
 }
 
 /* ---- Open ---- */
@@ -146,6 +251,7 @@ int pl_store_open(pl_store **out, const pl_store_config *config, char *err, size
     pl_store *s = calloc(1, sizeof *s);
     if (s == NULL) return st_err(err, err_len, -ENOMEM, "store: out of memory");
     s->file_bytes_most = config->file_bytes_most ? config->file_bytes_most : PL_STORE_FILE_BYTES_MOST;
+    s->notice = config->notice, s->notice_ctx = config->notice_ctx;
     s->memo.fd = s->memo.lock_fd = -1;
     struct sigaction sa;
     if (sigaction(SIGXFSZ, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) signal(SIGXFSZ, SIG_IGN);
@@ -177,7 +283,8 @@ static void input_close(pl_store *s, st_input *in) {
         st_stream *st = in->streams[k];
         /* Appended frames go to the file (claimed only once the next open made them
          * durable, as frames a crash leaves in the page cache). */
-        if (!s->failed && st->wbuf_len > 0) st_stream_flush(st, NULL, 0);
+        if (!s->failed && !in->failed && st->wbuf_len > 0) st_stream_flush(st, NULL, 0);
+        if (in->failed && !st->in_batch) st_stream_cut_to_durable(st);  /* best effort */
         /* A last checkpoint of what is durable spares the next open a long read; a
          * short one is read faster than its fdatasync would take. */
         if (!s->failed && !s->batch_open && st->end_durable - st->index_end >= PL_STORE_CLOSE_CHECKPOINT_BYTES)
@@ -271,6 +378,9 @@ int pl_store_inputs_set(pl_store *s, const pl_store_input *inputs, size_t len, c
         for (size_t i = 0; i < len; i++)
             if (strcmp(in->name, inputs[i].name) == 0) in->retired = 0, in->shape = inputs[i].shape;
     }
+    /* A reload is the operator's word that a failed input may work again: tried now. */
+    for (size_t k = 0; k < s->inputs_len; k++)
+        if (s->inputs[k].failed && !s->inputs[k].retired) st_input_retry(s, &s->inputs[k]);
     return 0;
 }
 
@@ -350,8 +460,17 @@ int st_open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *
     }
     if (peer < 0 || (size_t)peer >= s->peers_len || !s->peer_known[peer])
         return st_err(err, err_len, -EINVAL, "store: peer %d was not given to pl_store_peer", peer);
-    st_stream *st = stream_find(in, s->peers[peer], source);
-    if (st == NULL && (rc = stream_new(s, in, s->peers[peer], source, &st, err, err_len)) != 0) return rc;
+    if (in->failed && s->now_ns - in->failed_at_ns >= PL_STORE_INPUT_RETRY_NS) st_input_retry(s, in);
+    st_stream *st = in->failed ? NULL : stream_find(in, s->peers[peer], source);
+    if (!in->failed && st == NULL && (rc = stream_new(s, in, s->peers[peer], source, &st, err, err_len)) != 0) {
+        if (rc == -ENOMEM) return rc;
+        st_input_fail(s, in, rc, err);  /* its directory takes no new file */
+    }
+    if (in->failed) {
+        *answer = -PURE_LINK_CANNOT_STORE;
+        s->stats.streams_refused++;
+        return 0;
+    }
     if (st == NULL) {
         s->stats.streams_refused++;
         return 0;
@@ -440,6 +559,7 @@ int st_record(pl_store *s, int handle, uint64_t run, int64_t record, const uint8
         return st_err(err, err_len, -EINVAL, "store: a record on stream handle %d that no STREAM_OPEN bound", handle);
     st_stream *st = h->stream;
     uint64_t k = (uint64_t)record;
+    if (st->input->failed) return st_err(err, err_len, st->input->failed, "%s", st->input->failed_line);
     if (r->cut) return 0;  /* a newer run resumed the stream and appends in its place */
     if (k + 1 > h->seen) h->seen = k + 1;
     if (k < r->mark_appended) {
@@ -449,7 +569,12 @@ int st_record(pl_store *s, int handle, uint64_t run, int64_t record, const uint8
     }
     if (k > r->mark_appended) s->stats.records_missing += k - r->mark_appended;
     rc = st_stream_append(st, r, k, data, len, data2, len2, s->file_bytes_most, err, err_len);
-    if (rc != 0) return st_fail(s, rc, err);
+    if (rc != 0) {
+        rc = st_input_fail(s, st->input, rc, err);
+        st_dirty_add(s, st);  /* the whole frames it wrote before still commit */
+        st_refusals(s, n);
+        return rc;
+    }
     s->stats.records_appended++;
     if (!r->in_next) {
         r->in_next = 1;
@@ -476,20 +601,31 @@ static void core_memo_written(void *ctx, uint64_t token) {
     pure_link_memo_written(c->pl, token, c->now_ns);
 }
 
+static void core_refuse(void *ctx, int stream) {
+    core_ctx *c = ctx;
+    int rc = pure_link_stream_refuse(c->pl, stream, -PURE_LINK_CANNOT_STORE, c->now_ns);
+    assert(rc == 0 || rc == PURE_LINK_ERR_NOT_FOUND);  /* a run ended meanwhile is gone */
+    (void)rc;
+}
+
+
 int pl_store_event(pl_store *s, pure_link *pl, const pure_link_event *ev, uint64_t now_ns, char *err,
                    size_t err_len) {
     core_ctx c = {pl, now_ns};
-    st_notify n = {core_stored, core_memo_written, &c};
+    st_notify n = {core_stored, core_memo_written, &c, core_refuse};
     int rc, answer;
     int64_t mark;
+    if (now_ns > s->now_ns) s->now_ns = now_ns;
     switch (ev->kind) {
     case PURE_LINK_EVENT_STREAM_OPEN:
         rc = (ev->reason == PURE_LINK_OPEN_RESUME ? st_open_resume : st_open_stream)(
             s, ev->stream, ev->peer, ev->run, ev->source, ev->input, ev->shape, &answer, &mark, err, err_len);
         if (rc == 0 && answer != 1) pure_link_stream_answer(pl, ev->stream, answer, mark, now_ns);
+        st_refusals(s, &n);
         return rc;
     case PURE_LINK_EVENT_RECORD:
-        return st_record(s, ev->stream, ev->run, ev->record, ev->data, ev->len, ev->data2, ev->len2, &n, err, err_len);
+        rc = st_record(s, ev->stream, ev->run, ev->record, ev->data, ev->len, ev->data2, ev->len2, &n, err, err_len);
+        return s->failed ? rc : 0;  /* an input's failure: its line is told, its streams refused */
     case PURE_LINK_EVENT_MEMO_WRITE:
         if ((rc = st_failed(s, err, err_len)) != 0) return rc;
         rc = st_memo_write(&s->memo, ev->offset, ev->token, ev->data, ev->len, err, err_len);
@@ -501,18 +637,24 @@ int pl_store_event(pl_store *s, pure_link *pl, const pure_link_event *ev, uint64
 
 int pl_store_commit_end(pl_store *s, pure_link *pl, int result, uint64_t now_ns, char *err, size_t err_len) {
     core_ctx c = {pl, now_ns};
-    st_notify n = {core_stored, core_memo_written, &c};
+    st_notify n = {core_stored, core_memo_written, &c, core_refuse};
+    if (now_ns > s->now_ns) s->now_ns = now_ns;
     int rc = st_commit_end(s, result, NULL, &n, err, err_len);
-    if (rc == 0) resume_answers(s, pl, now_ns);
-    return rc;
+    resume_answers(s, pl, now_ns);
+    return s->failed ? rc : 0;  /* an input's failure: its line is told, its streams refused */
 }
 
 int pl_store_commit(pl_store *s, pure_link *pl, uint64_t now_ns, char *err, size_t err_len) {
     core_ctx c = {pl, now_ns};
-    st_notify n = {core_stored, core_memo_written, &c};
+    st_notify n = {core_stored, core_memo_written, &c, core_refuse};
+    if (now_ns > s->now_ns) s->now_ns = now_ns;
     int rc = st_commit(s, &n, err, err_len);
-    if (rc == 0) resume_answers(s, pl, now_ns);
-    return rc;
+    resume_answers(s, pl, now_ns);
+    return s->failed ? rc : 0;
 }
 
-void pl_store_stats_get(const pl_store *s, pl_store_stats *out) { *out = s->stats; }
+void pl_store_stats_get(const pl_store *s, pl_store_stats *out) {
+    *out = s->stats;
+    out->inputs_failing = 0;
+    for (size_t i = 0; i < s->inputs_len; i++) out->inputs_failing += s->inputs[i].failed != 0;
+}

@@ -12,6 +12,7 @@
  * Directories go last in a batch's descriptors: they take fsync, the files fdatasync. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -66,8 +67,9 @@ static void batch_take(pl_store *s, st_stream *st, int *fds, size_t *n) {
 }
 
 /* Every dirty stream's write buffer goes to its file, one write each, before the batch
- * takes what the files hold.  A failed write makes the store fail (st_commit_end reports
- * it once the batch is over); the whole frames written before it are still committed. */
+ * takes what the files hold.  A failed write makes its input fail (its streams are refused
+ * at st_commit_end, which has the core); the whole frames written before it are still
+ * committed. */
 static void flush_dirty(pl_store *s) {
     for (size_t i = 0; i < s->dirty_len; i++) {
         st_stream *st = s->dirty[i];
@@ -75,8 +77,8 @@ static void flush_dirty(pl_store *s) {
         char line[sizeof s->failed_line];
         int rc = st_stream_flush(st, line, sizeof line);
         if (rc != 0) {
-            if (!s->failed) s->failed_unreported = 1;
-            st_fail(s, rc, line);
+            st_input_fail(s, st->input, rc, line);
+            if (s->failed_unreported == NULL) s->failed_unreported = st->input;
         }
     }
 }
@@ -108,11 +110,20 @@ int pl_store_commit_begin(pl_store *s, int *fds, size_t fds_most, size_t *dirs) 
     return (int)n;
 }
 
+/* A sync of the batch failed, and the result names no descriptor: every input with a file
+ * in it fails (the memo in it: the whole store).  Nothing of the batch is claimed, nor
+ * anything appended since to a failed input's streams. */
 static void batch_fail(pl_store *s, int result, const char *failed_path, char *err, size_t err_len) {
     const char *first = failed_path ? failed_path : s->memo.in_batch ? s->memo.path
                                                     : s->batch_len ? s->batch[0]->path : "store";
+    st_err(err, err_len, result, "%s: fdatasync: %s (batch of %zu files); nothing since the last commit is claimed",
+           first, strerror(-result), s->batch_fds);
+    int whole = s->memo.in_batch;
+    for (size_t i = 0; i < s->inputs_len; i++)
+        if (s->inputs[i].dir_in_batch) st_input_fail(s, &s->inputs[i], result, err);
     for (size_t i = 0; i < s->batch_len; i++) {
         st_stream *st = s->batch[i];
+        st_input_fail(s, st->input, result, err);
         st_stream_cut_to_durable(st);  /* best effort: a reopen must not find them either */
         st->runs_batch_len = 0;
         st->in_batch = st->index_in_batch = st->name_in_batch = 0;
@@ -120,17 +131,21 @@ static void batch_fail(pl_store *s, int result, const char *failed_path, char *e
     for (size_t i = 0; i < s->inputs_len; i++) s->inputs[i].dir_in_batch = 0;
     s->memo.batch_len = 0;
     s->memo.in_batch = 0;
-    /* Nothing appended since is claimed either: the store is done until it is reopened. */
+    size_t kept = 0;
     for (size_t i = 0; i < s->dirty_len; i++) {
         st_stream *st = s->dirty[i];
+        if (!whole && !st->input->failed) {
+            s->dirty[kept++] = st;
+            continue;
+        }
         for (size_t k = 0; k < st->runs_next_len; k++) st->runs[st->runs_next[k]].in_next = 0;
         st->runs_next_len = 0;
         st->dirty = 0;
     }
-    s->dirty_len = 0;
+    s->dirty_len = kept;
+    if (!whole) return;
+    /* Nothing appended since is claimed either: the store is done until it is reopened. */
     s->memo.next_len = 0;
-    st_err(err, err_len, result, "%s: fdatasync: %s (batch of %zu files); nothing since the last commit is claimed",
-           first, strerror(-result), s->batch_fds);
     st_fail(s, result, err);
 }
 
@@ -189,11 +204,13 @@ static void stream_checkpoint(pl_store *s, st_stream *st) {
 
 /* A new stream's header and records are durable under the temporary name: it is renamed
  * into place, and its runs go back to wait for the batch that fsyncs the directory.  A
- * failed rename claims nothing of the stream and makes the store fail. */
+ * failed rename claims nothing of the stream and makes its input fail. */
 static int stream_rename(pl_store *s, st_stream *st, char *err, size_t err_len) {
-    int rc = st_stream_rename(st, st->input->dir_fd, err, err_len);
+    char line[sizeof s->failed_line];
+    int rc = st_stream_rename(st, st->input->dir_fd, line, sizeof line);
     if (rc != 0) {
-        st_fail(s, rc, err);
+        if (err != NULL) snprintf(err, err_len, "%s", line);
+        st_input_fail(s, st->input, rc, line);
     } else {
         s->names_waiting++;
         for (size_t i = 0; i < st->runs_batch_len; i++) {
@@ -217,9 +234,12 @@ int st_commit_end(pl_store *s, int result, const char *failed_path, const st_not
     s->stats.fdatasyncs += s->batch_fds - s->batch_dirs;
     s->stats.dir_fsyncs += s->batch_dirs;
     if (result != 0) {
-        batch_fail(s, result < 0 ? result : -EIO, failed_path, err, err_len);
+        result = result < 0 ? result : -EIO;
+        batch_fail(s, result, failed_path, err, err_len);
         s->batch_len = 0;
-        return s->failed;
+        s->failed_unreported = NULL;
+        st_refusals(s, n);
+        return result;
     }
     for (size_t i = 0; i < s->memo.batch_len; i++) n->memo_written(n->ctx, s->memo.tokens_batch[i]);
     s->memo.batch_len = 0;
@@ -242,11 +262,11 @@ int st_commit_end(pl_store *s, int result, const char *failed_path, const st_not
         stream_checkpoint(s, st);
     }
     s->batch_len = 0;
-    if (rc == 0 && s->failed_unreported) {  /* a write of this batch's begin failed */
-        s->failed_unreported = 0;
-        rc = st_failed(s, err, err_len);
-    }
-    return rc;  /* a failed rename or write: the rest of the batch is claimed, the store fails */
+    const st_input *in = s->failed_unreported;
+    if (rc == 0 && in != NULL && in->failed) rc = st_err(err, err_len, in->failed, "%s", in->failed_line);  /* a write at its begin */
+    s->failed_unreported = NULL;
+    st_refusals(s, n);
+    return rc;  /* a failed rename or write: the rest of the batch is claimed, its input fails */
 }
 
 static const char *fd_path(const pl_store *s, int fd) {

@@ -182,6 +182,8 @@ typedef struct st_notify {
     void (*stored)(void *ctx, int stream, int64_t record);
     void (*memo_written)(void *ctx, uint64_t token);
     void *ctx;
+    /* The stream on this handle is refused: its input cannot store now (may be NULL). */
+    void (*refuse)(void *ctx, int stream);
 } st_notify;
 
 /* ---- The store (store.c) ---- */
@@ -195,6 +197,13 @@ typedef struct st_input {
     size_t streams_len;
     uint8_t dir_in_batch;   /* its fsync is in the open batch */
     uint8_t retired;        /* gone from the config (pl_store_inputs_set): takes no new stream */
+    /* Failed (pl_store.h "A failing input"): 0, or the negative errno its storage failed
+     * with; it appends nothing and refuses its streams until a try brings it back. */
+    int failed;
+    uint64_t failed_at_ns;  /* when it failed, or when the last try to bring it back failed */
+    uint64_t failed_since_ns; /* when it failed (for the line that says it stores again) */
+    uint8_t refuse_due;     /* its streams' handles are still to be refused (st_refusals) */
+    char failed_line[256];
 } st_input;
 
 typedef struct st_handle {
@@ -221,9 +230,12 @@ struct pl_store {
     size_t batch_fds, batch_dirs;
     size_t names_waiting;   /* streams renamed whose directory is not yet fsync'ed */
     int failed;             /* sticky: a write or fdatasync failed (negative errno) */
-    int failed_unreported;  /* a write at pl_store_commit_begin failed: commit_end says it */
+    struct st_input *failed_unreported;  /* its write at pl_store_commit_begin failed: commit_end says it */
     char failed_line[256];
     pl_store_stats stats;
+    uint64_t now_ns;        /* of the last pl_store_event or commit: when inputs fail and retry */
+    void (*notice)(void *ctx, const char *line);
+    void *notice_ctx;
     /* Runs that asked where to resume while records of their stream waited for a commit:
      * answered once the stream is durable (spec/protocol.md §4.3). */
     struct st_resume { int handle; uint64_t run; st_stream *stream; } *resumes;
@@ -244,6 +256,16 @@ int st_record(pl_store *s, int handle, uint64_t run, int64_t record, const uint8
 void st_dirty_add(pl_store *s, st_stream *st);
 /* Makes the store fail for good with the line in err (later calls repeat it). */
 int st_fail(pl_store *s, int rc, const char *line);
+/* Makes input `in` fail (its directory's storage failed with rc, told in line): it logs one
+ * line, appends nothing more and its streams are refused (st_refusals) until st_input_retry
+ * brings it back.  Returns rc.  Memory errors are the store's (st_fail), not an input's. */
+int st_input_fail(pl_store *s, st_input *in, int rc, const char *line);
+/* Refuses (n->refuse) every handle bound to a stream of an input that failed since. */
+void st_refusals(pl_store *s, const st_notify *n);
+/* Tries to bring a failed input back: each stream file cut to its durable end and synced,
+ * a probe written and synced in its directory.  0 (it stores again: one line), or -errno
+ * (still failed; tried again PL_STORE_INPUT_RETRY_NS later), -EBUSY while a batch syncs it. */
+int st_input_retry(pl_store *s, st_input *in);
 /* Returns the sticky failure (with its line in err), 0 if none. */
 int st_failed(const pl_store *s, char *err, size_t err_len);
 

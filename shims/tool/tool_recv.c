@@ -214,8 +214,9 @@ static int on_event(void *ctx, pure_link *pl, const pure_link_event *ev, int ref
     receiver_tool *t = ctx;
     tool_report_event(&t->report, ev, refused, now);
     if (ev->kind == PURE_LINK_EVENT_STREAM_OPEN) {
-        if (refused) log_refusal(t, ev);
-        else t->streams_opened++, tool_status_opened(&t->status, ev);
+        /* An input that cannot store said so in its own line, once, not once per run. */
+        if (!refused) t->streams_opened++, tool_status_opened(&t->status, ev);
+        else if (pl_store_input_failed(t->store, ev->input) == 0) log_refusal(t, ev);
     }
     if (ev->kind == PURE_LINK_EVENT_STREAM_REFUSED) log_refusal(t, ev);
     return 0;
@@ -264,12 +265,18 @@ static uint64_t wake_ns(void *ctx) {
 
 /* ---- setting up ---- */
 
+/* The store's lines: an input that cannot store, and one that stores again. */
+static void store_notice(void *ctx, const char *line) {
+    (void)ctx;
+    tool_log("%s", line);
+}
+
 static int open_store(receiver_tool *t, const pure_link_config *cfg) {
     pl_store_input inputs[TOOL_INPUTS_MOST];
     for (size_t i = 0; i < t->config.inputs_len; i++)
         inputs[i] = (pl_store_input){t->config.inputs[i].name, t->config.inputs[i].shape, t->config.inputs[i].dir};
     pl_store_config sc = {.inputs = inputs, .inputs_len = t->config.inputs_len, .memo_path = t->config.memo,
-                          .memo_bytes = t->config.memo ? pure_link_memo_size(cfg) : 0};
+                          .memo_bytes = t->config.memo ? pure_link_memo_size(cfg) : 0, .notice = store_notice};
     char err[512];
     if (pl_store_open(&t->store, &sc, err, sizeof err) != 0) {
         tool_log("%s", err);
@@ -346,7 +353,8 @@ static int finish(receiver_tool *t, pl_io *io, const pl_driver_config *dc, const
     snprintf(extra, sizeof extra,
              "\"store\":{\"records_appended\":%llu,\"records_durable\":%llu,\"bytes_durable\":%llu,"
              "\"record_bytes_durable\":%llu,\"commits\":%llu,"
-             "\"fdatasyncs\":%llu,\"dir_fsyncs\":%llu,\"streams_refused\":%llu,\"records_missing\":%llu,\"bytes_cut\":%llu},"
+             "\"fdatasyncs\":%llu,\"dir_fsyncs\":%llu,\"streams_refused\":%llu,\"records_missing\":%llu,\"bytes_cut\":%llu,"
+             "\"inputs_failed\":%llu,\"inputs_failing\":%llu,\"inputs_recovered\":%llu},"
              "\"driver\":{\"turns\":%llu,\"commits\":%llu,\"commits_paced\":%llu,\"commit_wait_ns_most\":%llu,"
              "\"commit_wait_ns_total\":%llu},"
              "\"streams_opened\":%llu,\"refusals_logged\":%llu,\"drop_lines_logged\":%llu,\"exit\":%d",
@@ -355,7 +363,9 @@ static int finish(receiver_tool *t, pl_io *io, const pl_driver_config *dc, const
              (unsigned long long)ss.commits, (unsigned long long)ss.fdatasyncs,
              (unsigned long long)ss.dir_fsyncs,
              (unsigned long long)ss.streams_refused, (unsigned long long)ss.records_missing,
-             (unsigned long long)ss.bytes_cut, (unsigned long long)ds->turns, (unsigned long long)ds->commits,
+             (unsigned long long)ss.bytes_cut, (unsigned long long)ss.inputs_failed,
+             (unsigned long long)ss.inputs_failing, (unsigned long long)ss.inputs_recovered,
+             (unsigned long long)ds->turns, (unsigned long long)ds->commits,
              (unsigned long long)ds->commits_paced, (unsigned long long)ds->commit_wait_ns_most, (unsigned long long)ds->commit_wait_ns_total,
              (unsigned long long)t->streams_opened,
              (unsigned long long)t->refusals_logged, (unsigned long long)t->drop_lines, code);

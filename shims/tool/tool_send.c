@@ -64,6 +64,7 @@ static const char *reason_text(uint32_t reason) {
     case 1: return "no such input";
     case 2: return "the input has another shape";
     case 3: return "this source is not allowed for this key";
+    case 4: return "the receiver cannot store this input now (its disk or directory failed)";
     default: return "unknown reason";
     }
 }

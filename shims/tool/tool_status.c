@@ -178,10 +178,13 @@ size_t tool_status_recv(const tool_status_recv_view *v, int json, char *buf, siz
     if (json) {
         put(&o, "{\"command\":\"recv\",\"pid\":%d,\"listen\":\"%s\",\"public_key\":\"%s\",\"uptime_s\":%.3f,"
                 "\"records_stored\":%llu,\"bytes_stored\":%llu,\"commits\":%llu,\"streams_opened\":%llu,"
-                "\"streams_refused\":%llu,\"rate_bits_per_s\":%.0f,\"reloads\":%llu",
+                "\"streams_refused\":%llu,\"rate_bits_per_s\":%.0f,\"reloads\":%llu,"
+                "\"inputs_failed\":%llu,\"inputs_failing\":%llu,\"inputs_recovered\":%llu",
             (int)getpid(), v->listen, key, up, (unsigned long long)ss.records_durable,
             (unsigned long long)ss.record_bytes_durable, (unsigned long long)ss.commits, (unsigned long long)v->streams_opened,
-            (unsigned long long)v->refusals_logged, s->rate_bits, (unsigned long long)v->reloads);
+            (unsigned long long)v->refusals_logged, s->rate_bits, (unsigned long long)v->reloads,
+            (unsigned long long)ss.inputs_failed, (unsigned long long)ss.inputs_failing,
+            (unsigned long long)ss.inputs_recovered);
         drops_json(&o, &st);
         put(&o, ",\"peers\":[");
     } else {
@@ -192,6 +195,9 @@ size_t tool_status_recv(const tool_status_recv_view *v, int json, char *buf, siz
             (unsigned long long)ss.commits, (unsigned long long)v->streams_opened,
             (unsigned long long)v->refusals_logged, tool_rate(s->rate_bits, rate, sizeof rate));
         drops_text(&o, &st);
+        if (ss.inputs_failing > 0)
+            put(&o, "  %llu inputs cannot store now (their streams are refused, reason 4; the log says why)\n",
+                (unsigned long long)ss.inputs_failing);
     }
     for (size_t p = 0; p < v->config->peers_len; p++) {
         int index = v->peer_index ? v->peer_index[p] : (int)p;

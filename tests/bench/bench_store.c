@@ -58,7 +58,7 @@ static void memo_written(void *ctx, uint64_t token) { (void)ctx, (void)token; }
 
 static pl_store *open_one(const char *dir) {
     pl_store_input in = {"in", 1, dir};
-    pl_store_config c = {&in, 1, NULL, 0, 0};
+    pl_store_config c = {&in, 1, NULL, 0, 0, NULL, NULL};
     pl_store *s;
     if (pl_store_open(&s, &c, err, sizeof err) != 0) { fprintf(stderr, "bench_store: %s\n", err); exit(1); }
     uint8_t key[32] = {1};
@@ -74,7 +74,7 @@ static void group_commit(const char *dir, size_t len, uint64_t count) {
     pl_store *s = open_one(dir);
     uint8_t *rec = calloc(1, len);
     int64_t mark = 0;
-    st_notify n = {stored, memo_written, &mark};
+    st_notify n = {stored, memo_written, &mark, NULL};
     syncer y = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
     pthread_t t;
     pthread_create(&t, NULL, sync_main, &y);
@@ -120,7 +120,7 @@ static void one_sync_per_record(const char *dir, size_t len, uint64_t count) {
     pl_store *s = open_one(dir);
     uint8_t *rec = calloc(1, len);
     int64_t mark = 0;
-    st_notify n = {stored, memo_written, &mark};
+    st_notify n = {stored, memo_written, &mark, NULL};
     int64_t base = (int64_t)s->inputs[0].streams[0]->runs[0].mark_durable;
     double t0 = now_s();
     for (uint64_t k = 0; k < count; k++) {

@@ -90,17 +90,22 @@ $P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" --input logs --gen
 echo "exit 5: $(cat "$work/err")"
 
 # a full disk: the store's files may not grow past 1 MiB (RLIMIT_FSIZE); the receiver
-# says so once and exits 1; what it kept is whole frames only, all claimed ones durable
+# says so once, refuses the input's stream (the sender exits 4 at its deadline) and goes
+# on; what it kept is whole frames only, all claimed ones durable
 rm -rf "$work/store"
 (ulimit -f 2048; exec $P recv --key "$work/r.key" --config "$work/r.conf" --listen 127.0.0.1:0 --no-progress) \
     2> "$work/full.log" &
 rpid=$!; pids="$pids $rpid"
 wait_listening "$work/full.log" $rpid "full: the receiver"
 $P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" --input logs --shape 1 --generate 5000 --size 1KiB \
-    --deadline 3s --no-progress --stats="$work/full-send.json" 2> /dev/null
-wait $rpid; got=$?
-[ "$got" = 1 ] || fail "full disk: receiver exited $got: $(cat "$work/full.log")"
-grep -q "File too large\|No space" "$work/full.log" || fail "full disk: $(cat "$work/full.log")"
+    --deadline 3s --no-progress --stats="$work/full-send.json" 2> "$work/full-send.log"
+got=$?
+[ "$got" = 4 ] || fail "full disk: sender exited $got: $(cat "$work/full-send.log")"
+grep -q "cannot store this input now" "$work/full-send.log" || fail "full disk: sender: $(cat "$work/full-send.log")"
+kill -0 $rpid || fail "full disk: the receiver exited: $(cat "$work/full.log")"
+stop_recv
+[ "$rstatus" = 0 ] || fail "full disk: receiver exited $rstatus: $(cat "$work/full.log")"
+grep -q "input logs ($work/store) cannot store: .*File too large" "$work/full.log" || fail "full disk: $(cat "$work/full.log")"
 [ "$(grep -vc 'listening on\|stopped:' "$work/full.log")" = 1 ] || fail "full disk: more than one line: $(cat "$work/full.log")"
 stored=$(json "$work/full-send.json" "j['records_stored']")
 python3 - "$work/store" "$stored" <<'PY' || fail "full disk: store"
@@ -119,4 +124,4 @@ while at < len(data):
 assert n >= int(sys.argv[2]), "%d frames, but the sender heard %s stored" % (n, sys.argv[2])
 print("full disk: %d whole frames kept, %s heard stored" % (n, sys.argv[2]))
 PY
-echo "exit 1: $(grep -v 'listening on\|stopped:' "$work/full.log")"
+echo "full disk, exit 4: $(grep -v 'listening on\|stopped:' "$work/full.log")"

@@ -45,6 +45,7 @@ static void rec_fill(uint8_t *b, size_t len, uint64_t run, uint64_t record) {
 typedef struct acks {
     int64_t stored[64];  /* per handle: the last mark told */
     uint64_t stored_calls, memo_calls, memo_last;
+    uint64_t refused[64];  /* per handle: refusals (its input cannot store) */
     int pipe_fd;         /* a child reports acknowledgements to its parent here (-1: none) */
 } acks;
 static void ack_stored(void *ctx, int stream, int64_t record) {
@@ -63,10 +64,15 @@ static void ack_memo(void *ctx, uint64_t token) {
     a->memo_calls++;
     a->memo_last = token;
 }
+static void ack_refuse(void *ctx, int stream) {
+    acks *a = ctx;
+    CHECK(stream >= 0 && stream < 64);
+    a->refused[stream]++;
+}
 static st_notify notify_of(acks *a) {
     memset(a, 0, sizeof *a);
     a->pipe_fd = -1;
-    return (st_notify){ack_stored, ack_memo, a};
+    return (st_notify){ack_stored, ack_memo, a, ack_refuse};
 }
 
 /* ---- A store of one input "in" (shape 7) in dir/in, peer 0 = key {k, k, ...} ---- */
@@ -75,7 +81,7 @@ static pl_store *open_store(const char *dir, uint64_t file_bytes_most) {
     static char path[300];
     snprintf(path, sizeof path, "%s/in", dir);
     pl_store_input in = {"in", 7, path};
-    pl_store_config c = {&in, 1, NULL, 0, file_bytes_most};
+    pl_store_config c = {&in, 1, NULL, 0, file_bytes_most, NULL, NULL};
     pl_store *s = NULL;
     int rc = pl_store_open(&s, &c, err, sizeof err);
     if (rc != 0) fprintf(stderr, "  open: %s\n", err);
@@ -311,10 +317,12 @@ static void fsync_failure_never_claimed(void) {
     CHECK(strstr(err, "fdatasync") != NULL && strstr(err, "/in/") != NULL);
     CHECK(strstr(err, strerror(EIO)) != NULL);
     CHECK_EQ_U(a.stored[0], 10);
-    /* Not retried: no commit, no append succeeds any more. */
+    /* Not retried: the input failed (the store goes on), nothing is pending, no append to
+     * it succeeds until a try brings it back. */
     CHECK(pl_store_pending(s) == 0);
-    CHECK(commit(s, &n) == -EIO);
+    CHECK(commit(s, &n) == 0);
     CHECK(put(s, 0, 5, 17, &n) == -EIO);
+    CHECK(pl_store_input_failed(s, "in") == -EIO);
     CHECK(strstr(err, "fdatasync") != NULL);
     CHECK_EQ_U(a.stored[0], 10);
     pl_store_close(s);
@@ -324,6 +332,104 @@ static void fsync_failure_never_claimed(void) {
     pl_store_close(s);
     seen_runs r = read_stream(dir, "f");
     CHECK_EQ_U(r.frames, 10);
+}
+
+/* ---- One input fails, the other goes on; the failed one comes back after its interval,
+ * and at a reload ---- */
+typedef struct lines { int count; char last[512], all[2048]; } lines;
+static void line_kept(void *ctx, const char *line) {
+    lines *l = ctx;
+    l->count++;
+    snprintf(l->last, sizeof l->last, "%s", line);
+    strncat(l->all, line, sizeof l->all - strlen(l->all) - 1);
+}
+
+static void one_input_fails_the_other_goes_on(void) {
+    const char *dir = tmp_dir(NULL);
+    acks a;
+    st_notify n = notify_of(&a);
+    char in_dir[300], other_dir[300];
+    snprintf(in_dir, sizeof in_dir, "%s/in", dir);
+    snprintf(other_dir, sizeof other_dir, "%s/other", dir);
+    pl_store_input in[2] = {{"in", 7, in_dir}, {"other", 7, other_dir}};
+    lines l = {0};
+    pl_store_config c = {in, 2, NULL, 0, 0, line_kept, &l};
+    pl_store *s = NULL;
+    CHECK(pl_store_open(&s, &c, err, sizeof err) == 0);
+    uint8_t key[32];
+    memset(key, 0x42, 32);
+    CHECK(pl_store_peer(s, 0, key) == 0);
+    int answer;
+    int64_t mark;
+    CHECK_EQ_U(bind(s, 0, "a", 5), 0);
+    CHECK(st_open_stream(s, 1, 0, 6, "b", "other", 7, &answer, &mark, err, sizeof err) == 0 && answer == 0);
+    for (uint64_t k = 0; k < 10; k++) CHECK(put(s, 0, 5, k, &n) == 0 && put(s, 1, 6, k, &n) == 0);
+    CHECK(commit(s, &n) == 0);
+    CHECK(a.stored[0] == 10 && a.stored[1] == 10);
+    /* A batch of "in" alone fails its sync: "in" fails, in one line. */
+    for (uint64_t k = 10; k < 15; k++) CHECK(put(s, 0, 5, k, &n) == 0);
+    int fds[8];
+    size_t dirs;
+    CHECK(pl_store_commit_begin(s, fds, 8, &dirs) == 1);
+    for (uint64_t k = 10; k < 15; k++) CHECK(put(s, 1, 6, k, &n) == 0);  /* the next batch */
+    CHECK(st_commit_end(s, -EIO, NULL, &n, err, sizeof err) == -EIO);
+    CHECK_EQ_U(l.count, 1);
+    CHECK(strstr(l.last, "input in (") != NULL && strstr(l.last, in_dir) != NULL && strstr(l.last, strerror(EIO)) != NULL);
+    CHECK_EQ_U(a.refused[0], 1);  /* its stream is refused */
+    CHECK_EQ_U(a.refused[1], 0);
+    CHECK(pl_store_input_failed(s, "in") == -EIO && pl_store_input_failed(s, "other") == 0);
+    /* "other" goes on. */
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[1], 15);
+    for (uint64_t k = 15; k < 100; k++) CHECK(put(s, 1, 6, k, &n) == 0);
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[1], 100);
+    /* "in" takes no record and no stream, and is not tried before its interval. */
+    CHECK(put(s, 0, 5, 15, &n) == -EIO);
+    CHECK(st_open_stream(s, 2, 0, 9, "c", "in", 7, &answer, &mark, err, sizeof err) == 0);
+    CHECK(answer == -PURE_LINK_CANNOT_STORE);
+    s->now_ns = PL_STORE_INPUT_RETRY_NS - 1;
+    CHECK(st_open_stream(s, 0, 0, 5, "a", "in", 7, &answer, &mark, err, sizeof err) == 0);
+    CHECK(answer == -PURE_LINK_CANNOT_STORE);
+    CHECK_EQ_U(a.stored[0], 10);  /* nothing claimed beyond the durable */
+    pl_store_stats st;
+    pl_store_stats_get(s, &st);
+    CHECK(st.inputs_failed == 1 && st.inputs_failing == 1 && st.inputs_recovered == 0);
+    /* After it, the run binds again at its durable mark, and the resent records go once. */
+    s->now_ns = PL_STORE_INPUT_RETRY_NS;
+    CHECK(st_open_stream(s, 0, 0, 5, "a", "in", 7, &answer, &mark, err, sizeof err) == 0);
+    CHECK(answer == 0 && mark == 10);
+    CHECK_EQ_U(l.count, 2);
+    CHECK(strstr(l.last, "input in (") != NULL && strstr(l.last, "stores again") != NULL);
+    for (uint64_t k = 10; k < 20; k++) CHECK(put(s, 0, 5, k, &n) == 0);
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[0], 20);
+    pl_store_stats_get(s, &st);
+    CHECK(st.inputs_failed == 1 && st.inputs_failing == 0 && st.inputs_recovered == 1);
+    /* Failed again: a reload tries it at once, before its interval. */
+    for (uint64_t k = 20; k < 25; k++) CHECK(put(s, 0, 5, k, &n) == 0);
+    CHECK(pl_store_commit_begin(s, fds, 8, &dirs) == 1);
+    CHECK(st_commit_end(s, -EIO, NULL, &n, err, sizeof err) == -EIO);
+    CHECK(pl_store_input_failed(s, "in") == -EIO);
+    CHECK_EQ_U(l.count, 3);
+    CHECK(pl_store_inputs_set(s, in, 2, err, sizeof err) == 0);
+    CHECK(pl_store_input_failed(s, "in") == 0);
+    CHECK_EQ_U(l.count, 4);
+    CHECK(strstr(l.last, "stores again") != NULL);
+    CHECK(st_open_stream(s, 0, 0, 5, "a", "in", 7, &answer, &mark, err, sizeof err) == 0);
+    CHECK(answer == 0 && mark == 20);
+    pl_store_stats_get(s, &st);
+    CHECK(st.inputs_failed == 2 && st.inputs_failing == 0 && st.inputs_recovered == 2);
+    pl_store_close(s);
+    seen_runs r = read_stream(dir, "a");
+    CHECK_EQ_U(r.frames, 20);
+    CHECK_EQ_U(seen_next(&r, 5), 20);
+    char name[ST_FILE_NAME_MOST], path[600];
+    st_file_name(name, key, "b", ".plr");
+    snprintf(path, sizeof path, "%s/%s", other_dir, name);
+    read_back(path, &r);
+    CHECK_EQ_U(r.frames, 100);
+    CHECK_EQ_U(seen_next(&r, 6), 100);
 }
 
 /* ---- A run bound again on another handle before its records were durable ---- */
@@ -456,8 +562,8 @@ static void new_file_rename_refused(void) {
     CHECK(st_commit_end(s, 0, NULL, &n, err, sizeof err) == -EEXIST);
     CHECK(strstr(err, "rename") != NULL && strstr(err, "/in/") != NULL);
     CHECK_EQ_U(a.stored_calls, 0);
-    CHECK(put(s, 0, 1, 1, &n) == -EEXIST);  /* sticky */
-    CHECK(commit(s, &n) == -EEXIST);
+    CHECK(put(s, 0, 1, 1, &n) == -EEXIST);  /* sticky: the input failed */
+    CHECK(commit(s, &n) == 0);
     CHECK_EQ_U(a.stored_calls, 0);
     pl_store_close(s);
     CHECK_EQ_U(file_size(path), 1);
@@ -526,12 +632,12 @@ static void child_store(const char *dir, int fd, uint64_t seed) {
     char path[300];
     snprintf(path, sizeof path, "%s/in", dir);
     pl_store_input in = {"in", 7, path};
-    pl_store_config c = {&in, 1, NULL, 0, 0};
+    pl_store_config c = {&in, 1, NULL, 0, 0, NULL, NULL};
     pl_store *s;
     uint8_t key[32];
     memset(key, 0x42, 32);
     if (pl_store_open(&s, &c, err, sizeof err) != 0 || pl_store_peer(s, 0, key) != 0) _exit(2);
-    st_notify n = {child_acked, child_memo, &fd};
+    st_notify n = {child_acked, child_memo, &fd, NULL};
     uint64_t next[3];
     for (int i = 0; i < 3; i++) {
         int answer;
@@ -731,7 +837,7 @@ static void e2e_open(ll_net *n, e2e *e) {
     char memo[300];
     snprintf(memo, sizeof memo, "%s/memo", e->dir);
     ll_node *d = &n->node[e->recv];
-    pl_store_config c = {&in, 1, memo, d->memo_bytes, 0};
+    pl_store_config c = {&in, 1, memo, d->memo_bytes, 0, NULL, NULL};
     CHECK(pl_store_open(&e->store, &c, err, sizeof err) == 0);
     for (int k = 0; k < d->wired_count; k++) CHECK(pl_store_peer(e->store, k, d->wired[k]) == 0);
 }
@@ -874,7 +980,7 @@ static int open_inputs(const char *dir, size_t count, const char *name0, const c
     }
     if (name0) in[0].name = name0;
     if (dir0) in[0].dir = dir0;
-    pl_store_config c = {in, count, NULL, 0, 0};
+    pl_store_config c = {in, count, NULL, 0, 0, NULL, NULL};
     int rc = pl_store_open(out, &c, err, sizeof err);
     if (rc == 0) pl_store_close(*out);
     return rc;
@@ -1227,6 +1333,7 @@ static void batch_bound_and_missing(void) {
 }
 
 TEST_MAIN(TEST_CASE(crc32c_paths_agree), TEST_CASE(frame_header_across_a_read_edge), TEST_CASE(frame_read_outcomes), TEST_CASE(append_commit_reopen), TEST_CASE(torn_tail_every_offset), TEST_CASE(fsync_failure_never_claimed),
+          TEST_CASE(one_input_fails_the_other_goes_on),
           TEST_CASE(rebind_on_other_handle), TEST_CASE(new_file_named_after_its_bytes),
           TEST_CASE(new_file_crash_before_and_after_rename), TEST_CASE(new_file_rename_refused),
           TEST_CASE(same_file_name_refused), TEST_CASE(refusals_counted), TEST_CASE(kill9_mid_append_and_commit),

@@ -201,7 +201,7 @@ static pl_store *open_at(const char *root, int64_t *mark) {
     snprintf(in_dir, sizeof in_dir, "%s/in", root);
     snprintf(memo, sizeof memo, "%s/memo", root);
     pl_store_input in = {"in", 7, in_dir};
-    pl_store_config c = {&in, 1, memo, MEMO_BYTES, 0};
+    pl_store_config c = {&in, 1, memo, MEMO_BYTES, 0, NULL, NULL};
     pl_store *s = NULL;
     int rc = pl_store_open(&s, &c, err, sizeof err);
     if (rc != 0) fprintf(stderr, "  open %s: %s\n", root, err);

@@ -260,7 +260,7 @@ int __wrap_pl_uring_sync_done(pl_uring *u, int *result) {
 static char err[512];
 static pl_store *open_store(const char *dir) {
     pl_store_input in = {"in", 7, dir};
-    pl_store_config c = {&in, 1, NULL, 0, 0};
+    pl_store_config c = {&in, 1, NULL, 0, 0, NULL, NULL};
     pl_store *s = NULL;
     int rc = pl_store_open(&s, &c, err, sizeof err);
     if (rc != 0) fprintf(stderr, "  open: %s\n", err);
@@ -281,7 +281,7 @@ static void store_commit_claims_after_its_syncs(void) {
     int answer;
     int64_t mark;
     CHECK(st_open_stream(s, 0, 0, 9, "src", "in", 7, &answer, &mark, err, sizeof err) == 0 && answer == 0);
-    st_notify n = {stored_to_check, memo_ignored, NULL};
+    st_notify n = {stored_to_check, memo_ignored, NULL, NULL};
     uint8_t rec[100] = {1};
     for (int64_t k = 0; k < 3; k++) CHECK(st_record(s, 0, 9, k, rec, sizeof rec, NULL, 0, &n, err, sizeof err) == 0);
     check_claim(3);  /* as a store that claimed at append would: the check must see it */

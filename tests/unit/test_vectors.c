@@ -1,7 +1,8 @@
 /* test_vectors.c: spec/vectors/packets.txt — every packet opens under the epoch-0 keys of
  * the fixed inputs, seals again to the same bytes, and carries the frame it is named for;
  * spec/vectors/numbers.txt — every packet's epoch and number are recovered from its header
- * against the reader's state the file gives, and it opens under that epoch's key. */
+ * against the reader's state the file gives, and it opens under that epoch's key;
+ * spec/vectors/refused.txt — one reply per REFUSED reason opens, seals again and decodes. */
 #include "harness.h"
 #include "crypto.h"
 #include "wire.h"
@@ -148,4 +149,30 @@ static void numbers_recovered_and_opened(void) {
     CHECK(reply_seen && high_pn_seen);
 }
 
-TEST_MAIN(TEST_CASE(one_sealed_packet_per_frame_type), TEST_CASE(numbers_recovered_and_opened))
+/* refused.txt: one reply per REFUSED reason 1..4, each opened, sealed again and decoded to
+ * its reason; one past the last is out of range. */
+static void one_sealed_reply_per_refused_reason(void) {
+    load("spec/vectors/refused.txt");
+    uint8_t s_pub[32], r_pub[32], e0[32];
+    inputs(s_pub, r_pub, e0);
+    pl_packet_key reply;
+    pl_reply_key(&reply, e0, r_pub, s_pub, 0x0123456789abcdefull, 0xfedcba9876543210ull, 0);
+    CHECK_EQ_U(PL_REFUSED_MOST, PL_REFUSED_CANNOT_STORE);
+    for (unsigned reason = PL_REFUSED_LEAST; reason <= PL_REFUSED_MOST; reason++) {
+        char name[16];
+        snprintf(name, sizeof name, "refused%u", reason);
+        const line *hd = get(name, "header"), *pt = get(name, "plaintext"), *sealed = get(name, "sealed");
+        uint64_t pn = be_value(get(name, "pn"));
+        CHECK_EQ_U(pn, 0x20u + reason);
+        pl_frame f;
+        CHECK(pl_payload_check(pt->v, pt->n, 1) == 1);
+        CHECK(pl_frame_decode(&f, pt->v, pt->n, 1) == (int)pt->n);
+        CHECK(f.type == PL_FRAME_REFUSED && f.refused.reason == reason);
+        open_and_seal_again(&reply, pn, hd, pt, sealed);
+    }
+    const uint8_t past[2] = {PL_FRAME_REFUSED, PL_REFUSED_MOST + 1};
+    CHECK(pl_payload_check(past, 2, 1) != 1);
+}
+
+TEST_MAIN(TEST_CASE(one_sealed_packet_per_frame_type), TEST_CASE(numbers_recovered_and_opened),
+          TEST_CASE(one_sealed_reply_per_refused_reason))
