@@ -49,6 +49,7 @@ ACK_DELAY_MOST = 0.025          # seconds (spec value)
 # Frame types (wire.md §6)
 PADDING, STREAM, RECORDS, RECORD, OFFER, RESPONSE, PING = range(0, 7)
 CHALLENGE, ACCEPT, ACK, STORED, LOST, REFUSED = range(7, 13)
+REFUSED_REASON_MAX = 4                  # wire.md §6.13: reasons 1..4
 FRAME_NAMES = {
     PADDING: "PADDING", STREAM: "STREAM", RECORDS: "RECORDS", RECORD: "RECORD",
     OFFER: "OFFER", RESPONSE: "RESPONSE", PING: "PING", CHALLENGE: "CHALLENGE",
@@ -519,7 +520,7 @@ def decode_frames(payload, reply):
         elif t == REFUSED:
             _need(payload, pos, 1)
             reason = payload[pos]
-            if reason < 1 or reason > 3:
+            if reason < 1 or reason > REFUSED_REASON_MAX:
                 raise Malformed("out_of_range", "REFUSED reason")
             frames.append((REFUSED, {"reason": reason}))
             pos += 1
