@@ -48,7 +48,7 @@ void tool_plr_rest(tool_plr *r) {
 static ssize_t fill(tool_plr *r, size_t need) {
     size_t at = (size_t)(r->pos - r->buf_off);
     if (r->buf_len - at >= need) return (ssize_t)(r->buf_len - at);
-    memmove(r->buf, r->buf + at, r->buf_len - at);
+    if (at != 0 && r->buf_len != at) memmove(r->buf, r->buf + at, r->buf_len - at); /* no buffer yet: nothing to move */
     r->buf_len -= at;
     r->buf_off = r->pos;
     size_t want = need > TOOL_READ_CHUNK_BYTES ? need : TOOL_READ_CHUNK_BYTES;
