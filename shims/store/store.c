@@ -109,7 +109,7 @@ int st_input_retry(pl_store *s, st_input *in) {
     int rc = 0;
     for (size_t k = 0; k < in->streams_len && rc == 0; k++) rc = stream_back_to_durable(in->streams[k]);
     if (rc == 0) rc = input_probe(in);
-    if (rc == 0 && fsync(in->dir_fd) != 0) rc = -errno;
+    if (rc == 0 && fsync(in->dir_fd) < 0) rc = -errno;  /* the probe's name made durable */
     if (rc != 0) {
         in->failed_at_ns = s->now_ns;  /* silent: the failure's line stands */
         return rc;
