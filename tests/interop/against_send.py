@@ -624,6 +624,16 @@ def stored_records(store):
         os.path.join(store, "records.bin")) else []
 
 
+def wait_stored(store, count):
+    """How many records the store holds once it holds `count`, or after half a case's time."""
+    t0 = time.monotonic()
+    n = 0
+    while time.monotonic() < t0 + CASE_SECONDS / 2 and n < count:
+        time.sleep(0.02)
+        n = len(stored_records(store))
+    return n
+
+
 def case_resume(tool, tmp, verbose, how):
     """protocol.md §4.3 with the real sender: `pure-link send --resume` A sends a source,
     fed in batches; once receiver.py's store holds 250 of its 800 records A is stopped --
@@ -644,11 +654,7 @@ def case_resume(tool, tmp, verbose, how):
     a = start_sender(tool, tmp, skey, rx, extra=["--resume"], tag="-a",
                      deadline=CASE_SECONDS * 2)
     Feeder(a.stdin, records, 20, 0.05).start()
-    t0 = time.monotonic()
-    n = 0
-    while time.monotonic() < t0 + CASE_SECONDS / 2 and n < 250:
-        time.sleep(0.02)
-        n = len(stored_records(store))
+    n = wait_stored(store, 250)
     chk.expect("250 records stored before A stops, most still to come", 250 <= n < 600, n)
     if how == "sigint":
         a.send_signal(signal.SIGINT)
@@ -734,10 +740,7 @@ def case_resume_replay(tool, tmp, verbose):
     b = start_sender(tool, tmp, skey, rx, extra=["--resume"], tag="-b")
     Feeder(b.stdin, records, 20, 0.2).start()     # the rest over about 5 s
     t0 = time.monotonic()
-    n = 0
-    while time.monotonic() < t0 + CASE_SECONDS / 2 and n < 400:
-        time.sleep(0.02)
-        n = len(stored_records(store))
+    n = wait_stored(store, 400)
     chk.expect("B mid-way when receiver.py is killed", 400 <= n < 650, n)
     rx.kill()
     os.unlink(memo)
