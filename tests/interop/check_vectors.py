@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""check_vectors.py -- recompute spec/vectors/keys.txt and the worked examples of
-spec/wire.md from the spec text alone (through pl_spec.py), and report each match.
+"""check_vectors.py -- recompute every file of spec/vectors/ (keys.txt, packets.txt,
+numbers.txt, refused.txt) and the worked examples of spec/wire.md from the spec text alone
+(through pl_spec.py), and report each match.
 
-Usage: python3 tests/interop/check_vectors.py [--vectors DIR] [-v]
-Exit 0 only if every check matches.
+Usage: python3 tests/interop/check_vectors.py [--vectors DIR] [--wire FILE] [-v]
+Exit 0 only if every check matches: a vector file that is missing, holds no vector, or
+that this script has no check for is a failure too.
 """
 
 import argparse
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -15,6 +18,7 @@ import pl_spec as pl  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_VECTORS = os.path.normpath(os.path.join(HERE, "..", "..", "spec", "vectors"))
+DEFAULT_WIRE = os.path.normpath(os.path.join(HERE, "..", "..", "spec", "wire.md"))
 
 
 class Checker:
@@ -48,6 +52,20 @@ def load_keys(path):
             k, v = line.split("=", 1)
             kv[k.strip()] = v.strip()
     return kv
+
+
+def load_titles(path):
+    """The comment line that opens each vector's block ('# <title>' just before its first
+    'name = hex' line), by vector name (the text before the last '_')."""
+    titles, comment = {}, None
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("#"):
+                comment = line[1:].strip()
+            elif "=" in line:
+                titles.setdefault(line.split("=", 1)[0].strip().rsplit("_", 1)[0], comment)
+    return titles
 
 
 def check_keys(c, kv):
@@ -157,11 +175,8 @@ def reencode(t, f):
     raise ValueError(t)
 
 
-def check_packets(c, kv, pv):
-    """vectors/packets.txt: epoch-0 packets of the keys.txt inputs.  For each: build the
-    header from its fields (wire.md §3), parse it back, recover the packet number (§5),
-    seal the plaintext (crypto.md §8) and compare with the sealed bytes, open the sealed
-    bytes, decode the frames (§6) and encode them again."""
+def epoch0_keys(kv):
+    """The epoch-0 data and reply keys of the keys.txt inputs (crypto.md §6-§7)."""
     h = bytes.fromhex
     s_sec = h(kv["sender_static_secret"])
     r_sec = h(kv["receiver_static_secret"])
@@ -169,41 +184,141 @@ def check_packets(c, kv, pv):
     reply_run = int(kv["reply_run"], 16)
     s_pub, r_pub = pl.x25519_public(s_sec), pl.x25519_public(r_sec)
     e0 = pl.epoch0_secret(pl.static_shared(r_sec, s_pub))
-    dkey = pl.data_key(e0, s_pub, r_pub, run, 0)
-    rkey = pl.reply_key(e0, s_pub, r_pub, run, reply_run, 0)
-    names = sorted({k.rsplit("_", 1)[0] for k in pv}, key=lambda n: int(pv[n + "_pn"], 16))
+    return {"s_pub": s_pub, "run": run, "reply_run": reply_run,
+            "data": pl.data_key(e0, s_pub, r_pub, run, 0),
+            "reply": pl.reply_key(e0, s_pub, r_pub, run, reply_run, 0)}
+
+
+def check_epoch0_packet(c, keys, name, pv):
+    """One sealed epoch-0 packet of the keys.txt inputs (packets.txt, refused.txt): build
+    the header from its fields (wire.md §3), parse it back, recover the packet number (§5),
+    seal the plaintext (crypto.md §8) and compare with the sealed bytes, open the sealed
+    bytes, and see the other direction's key fail.  Returns (header, frames decoded, key);
+    raises pl.Malformed if the bytes break a rule of wire.md."""
+    h = bytes.fromhex
+    pn = int(pv[name + "_pn"], 16)
+    header = h(pv[name + "_header"])
+    plaintext = h(pv[name + "_plaintext"])
+    sealed = h(pv[name + "_sealed"])
+    hd = pl.parse_header(sealed)
+    c.check(name + ": header is the sealed prefix", sealed[:hd.length], header)
+    c.check(name + ": epoch field 0", hd.E, 0)
+    if hd.reply:
+        built = pl.reply_header(0, hd.run, hd.reply_run, pn, hd.pn_len)
+        c.check(name + ": reply header fields", (hd.run, hd.reply_run),
+                (keys["run"], keys["reply_run"]))
+    else:
+        built = pl.sender_header(0, hd.key_id, hd.run, pn, hd.pn_len)
+        c.check(name + ": sender header fields", (hd.key_id, hd.run),
+                (pl.key_id(keys["s_pub"]), keys["run"]))
+    c.check(name + ": header rebuilt", built, header)
+    c.check(name + ": pn recovered", pl.recover_pn(pn - 1, hd.pn_trunc, hd.pn_len), pn)
+    key, other = (keys["reply"], keys["data"]) if hd.reply else (keys["data"], keys["reply"])
+    c.check(name + ": sealed", key.seal(header, plaintext, pn), sealed)
+    c.check(name + ": opened", key.open(header, sealed[hd.length:], pn), plaintext)
+    c.check(name + ": does not open with the other direction's key",
+            other.open(header, sealed[hd.length:], pn), None)
+    frames = pl.decode_frames(plaintext, hd.reply)
+    c.check(name + ": frames re-encoded", b"".join(reencode(t, f) for t, f in frames),
+            plaintext)
+    if c.verbose:
+        print("      %s: %s" % (name, frames))
+    return hd, frames, key
+
+
+def vector_names(pv):
+    """The vectors of a file, in the order of their packet numbers."""
+    return sorted({k.rsplit("_", 1)[0] for k in pv}, key=lambda n: int(pv[n + "_pn"], 16))
+
+
+def guarded(c, name, check):
+    """Runs one vector's checks; bytes that break a rule of the spec fail that vector
+    instead of stopping the script."""
+    try:
+        check()
+    except (pl.Malformed, KeyError, ValueError) as e:
+        c.bad.append(name)
+        print("FAIL  %s: %s: %s" % (name, type(e).__name__, e))
+
+
+def check_packets(c, kv, pv):
+    """vectors/packets.txt: epoch-0 packets of the keys.txt inputs, one per frame type
+    (check_epoch0_packet), each of the type its name says."""
+    keys = epoch0_keys(kv)
+    names = vector_names(pv)
     for name in names:
-        pn = int(pv[name + "_pn"], 16)
-        header = h(pv[name + "_header"])
-        plaintext = h(pv[name + "_plaintext"])
-        sealed = h(pv[name + "_sealed"])
-        hd = pl.parse_header(sealed)
-        c.check(name + ": header is the sealed prefix", sealed[:hd.length], header)
-        if hd.reply:
-            built = pl.reply_header(pl.recover_epoch(hd.E, 0), hd.run, hd.reply_run, pn,
-                                    hd.pn_len)
-            c.check(name + ": reply header fields", (hd.run, hd.reply_run), (run, reply_run))
-        else:
-            built = pl.sender_header(pl.recover_epoch(hd.E, 0), hd.key_id, hd.run, pn,
-                                     hd.pn_len)
-            c.check(name + ": sender header fields", (hd.key_id, hd.run),
-                    (pl.key_id(s_pub), run))
-        c.check(name + ": header rebuilt", built, header)
-        c.check(name + ": pn recovered", pl.recover_pn(pn - 1, hd.pn_trunc, hd.pn_len), pn)
-        key = rkey if hd.reply else dkey
-        c.check(name + ": sealed", key.seal(header, plaintext, pn), sealed)
-        c.check(name + ": opened", key.open(header, sealed[hd.length:], pn), plaintext)
-        other = dkey if hd.reply else rkey
-        c.check(name + ": does not open with the other direction's key",
-                other.open(header, sealed[hd.length:], pn), None)
-        frames = pl.decode_frames(plaintext, hd.reply)
-        c.check(name + ": frame type", [pl.FRAME_NAMES[t] for t, _ in frames][:1],
-                [name.upper()])
-        c.check(name + ": frames re-encoded", b"".join(reencode(t, f) for t, f in frames),
-                plaintext)
-        if c.verbose:
-            print("      %s: %s" % (name, frames))
+        def one(name=name):
+            _, frames, _ = check_epoch0_packet(c, keys, name, pv)
+            c.check(name + ": frame type", [pl.FRAME_NAMES[t] for t, _ in frames][:1],
+                    [name.upper()])
+        guarded(c, name, one)
+    c.check("packets.txt: every frame type once", sorted(n.upper() for n in names),
+            sorted(pl.FRAME_NAMES.values()))
     return len(names)
+
+
+def wire_refused_reasons(wire_text):
+    """wire.md §6.13 read as text: ({reason: its words}, the last valid reason).  Each
+    reason is a bold number followed by its words up to the first ';' or '('."""
+    sec = wire_text.split("### 6.13 REFUSED", 1)[1].split("\n## ", 1)[0]
+    sec = " ".join(sec.split())
+    names = {int(n): words.strip()
+             for n, words in re.findall(r"\*\*(\d+)\*\* ([^;(]+)", sec)}
+    last = re.search(r"Valid when the reason is 1\.\.(\d+)", sec)
+    return names, int(last.group(1)) if last else None
+
+
+def check_refused(c, kv, rv, titles, wire_text):
+    """vectors/refused.txt: one sealed reply per REFUSED reason (wire.md §6.13).  Each is
+    checked as packets.txt's are (check_epoch0_packet); its one frame is REFUSED with the
+    reason its name and title give, a reason wire.md §6.13 names, and the file holds every
+    valid reason once.  Then, the same reply with reason 0, last + 1 or 255 sealed instead
+    opens but is malformed (out_of_range), as wire.md §6.13 says."""
+    names_spec, last = wire_refused_reasons(wire_text)
+    c.check("wire.md §6.13: valid reasons 1..%s" % last, last, pl.REFUSED_REASON_MAX)
+    c.check("wire.md §6.13: each valid reason named once", sorted(names_spec),
+            list(range(1, (last or 0) + 1)))
+    c.check("wire.md §6.13: reason names", pl.REFUSED_REASON_NAMES, names_spec)
+    keys = epoch0_keys(kv)
+    names = vector_names(rv)
+    reasons = []
+    for name in names:
+        def one(name=name):
+            hd, frames, key = check_epoch0_packet(c, keys, name, rv)
+            want = int(name[len("refused"):]) if re.fullmatch(r"refused\d+", name) else None
+            c.check(name + ": a reply", hd.reply, True)
+            c.check(name + ": title", titles.get(name), "REFUSED reason %s (reply packet)" % want)
+            c.check(name + ": one REFUSED frame of reason %s" % want, frames,
+                    [(pl.REFUSED, {"reason": want})])
+            reason = frames[0][1].get("reason") if frames else None
+            reasons.append(reason)
+            c.check(name + ": reason %s named by wire.md §6.13" % reason,
+                    names_spec.get(reason), pl.REFUSED_REASON_NAMES.get(reason))
+            c.check(name + ": reason %s has a name" % reason, reason in names_spec, True)
+            if c.verbose:
+                print("      %s: reason %s, %s" % (name, reason, names_spec.get(reason)))
+            check_refused_unknown(c, name, rv, hd, key, (last or 0) + 1)
+        guarded(c, name, one)
+    c.check("refused.txt: one reply per valid reason", sorted(reasons),
+            list(range(1, (last or 0) + 1)))
+    return len(names)
+
+
+def check_refused_unknown(c, name, rv, hd, key, first_unknown):
+    """A vector's reply with an unknown reason sealed instead: it opens (the AEAD does not
+    read frames) and is malformed, out_of_range (wire.md §6.13, §9)."""
+    pn = int(rv[name + "_pn"], 16)
+    plaintext = bytes.fromhex(rv[name + "_plaintext"])
+    for bad in (0, first_unknown, 255):
+        changed = plaintext[:-1] + bytes([bad])
+        body = key.seal(hd.raw, changed, pn)[hd.length:]
+        c.check(name + ": reason %d opens" % bad, key.open(hd.raw, body, pn), changed)
+        try:
+            pl.decode_frames(key.open(hd.raw, body, pn), True)
+            got = "accepted"
+        except pl.Malformed as e:
+            got = e.reason
+        c.check(name + ": reason %d is malformed" % bad, got, "out_of_range")
 
 
 def check_numbers(c, kv, nv):
@@ -216,31 +331,36 @@ def check_numbers(c, kv, nv):
     r_pub = pl.x25519_public(h(kv["receiver_static_secret"]))
     names = sorted({k[:-len("_sealed")] for k in nv if k.endswith("_sealed")})
     for name in names:
-        secret = h(nv[name + "_secret"])
-        epoch = int(nv[name + "_epoch"], 16)
-        pn = int(nv[name + "_pn"], 16)
-        largest = int(nv[name + "_largest"], 16) if name + "_largest" in nv else None
-        header, plaintext = h(nv[name + "_header"]), h(nv[name + "_plaintext"])
-        sealed = h(nv[name + "_sealed"])
-        if "epoch%d_secret" % epoch in kv:
-            c.check(name + ": secret is keys.txt's", secret, h(kv["epoch%d_secret" % epoch]))
-        hd = pl.parse_header(sealed)
-        c.check(name + ": header is the sealed prefix", sealed[:hd.length], header)
-        c.check(name + ": E field nonzero", hd.E != 0, True)
-        c.check(name + ": epoch recovered",
-                pl.recover_epoch(hd.E, int(nv[name + "_expected_epoch"], 16)), epoch)
-        c.check(name + ": pn recovered", pl.recover_pn(largest, hd.pn_trunc, hd.pn_len), pn)
-        if hd.reply:
-            key = pl.reply_key(secret, s_pub, r_pub, hd.run, hd.reply_run, epoch)
-        else:
-            key = pl.data_key(secret, s_pub, r_pub, hd.run, epoch)
-        c.check(name + ": sealed", key.seal(header, plaintext, pn), sealed)
-        c.check(name + ": opened", key.open(header, sealed[hd.length:], pn), plaintext)
-        frames = pl.decode_frames(plaintext, hd.reply)
-        c.check(name + ": frames re-encoded", b"".join(reencode(t, f) for t, f in frames),
-                plaintext)
-    c.check("numbers.txt: lengths 1..4 all present",
-            sorted({pl.parse_header(h(nv[n + "_sealed"])).pn_len for n in names}), [1, 2, 3, 4])
+        def one(name=name):
+            secret = h(nv[name + "_secret"])
+            epoch = int(nv[name + "_epoch"], 16)
+            pn = int(nv[name + "_pn"], 16)
+            largest = int(nv[name + "_largest"], 16) if name + "_largest" in nv else None
+            header, plaintext = h(nv[name + "_header"]), h(nv[name + "_plaintext"])
+            sealed = h(nv[name + "_sealed"])
+            if "epoch%d_secret" % epoch in kv:
+                c.check(name + ": secret is keys.txt's", secret,
+                        h(kv["epoch%d_secret" % epoch]))
+            hd = pl.parse_header(sealed)
+            c.check(name + ": header is the sealed prefix", sealed[:hd.length], header)
+            c.check(name + ": E field nonzero", hd.E != 0, True)
+            c.check(name + ": epoch recovered",
+                    pl.recover_epoch(hd.E, int(nv[name + "_expected_epoch"], 16)), epoch)
+            c.check(name + ": pn recovered", pl.recover_pn(largest, hd.pn_trunc, hd.pn_len),
+                    pn)
+            if hd.reply:
+                key = pl.reply_key(secret, s_pub, r_pub, hd.run, hd.reply_run, epoch)
+            else:
+                key = pl.data_key(secret, s_pub, r_pub, hd.run, epoch)
+            c.check(name + ": sealed", key.seal(header, plaintext, pn), sealed)
+            c.check(name + ": opened", key.open(header, sealed[hd.length:], pn), plaintext)
+            frames = pl.decode_frames(plaintext, hd.reply)
+            c.check(name + ": frames re-encoded",
+                    b"".join(reencode(t, f) for t, f in frames), plaintext)
+        guarded(c, name, one)
+    guarded(c, "numbers.txt: lengths", lambda: c.check(
+        "numbers.txt: lengths 1..4 all present",
+        sorted({pl.parse_header(h(nv[n + "_sealed"])).pn_len for n in names}), [1, 2, 3, 4]))
     return len(names)
 
 
@@ -367,26 +487,53 @@ def check_wire_examples(c):
     c.check("PADDING runs count as one step", [t for t, _ in fr], [0, 6, 0])
 
 
+# Every file of spec/vectors/ and how it is checked; one missing, empty or not listed fails.
+VECTOR_FILES = ("keys.txt", "packets.txt", "numbers.txt", "refused.txt")
+
+
+def check_files(c, vectors, wire_text):
+    files = sorted(os.listdir(vectors))
+    print("vector files: %s" % ", ".join(files))
+    for f in VECTOR_FILES:
+        if f not in files:
+            c.bad.append("missing " + f)
+            print("FAIL  %s is missing" % os.path.join(vectors, f))
+    for f in files:
+        if f not in VECTOR_FILES:
+            c.bad.append("no check for " + f)
+            print("FAIL  no check for %s" % os.path.join(vectors, f))
+    path = {f: os.path.join(vectors, f) for f in VECTOR_FILES if f in files}
+    if "keys.txt" not in path:
+        return
+    kv = load_keys(path["keys.txt"])
+    counts = {"keys.txt": check_keys(c, kv)}
+    print("keys.txt: %d lines recomputed" % counts["keys.txt"])
+    if "packets.txt" in path:
+        counts["packets.txt"] = check_packets(c, kv, load_keys(path["packets.txt"]))
+        print("packets.txt: %d packets sealed, opened and decoded" % counts["packets.txt"])
+    if "numbers.txt" in path:
+        counts["numbers.txt"] = check_numbers(c, kv, load_keys(path["numbers.txt"]))
+        print("numbers.txt: %d packets recovered, sealed, opened and decoded"
+              % counts["numbers.txt"])
+    if "refused.txt" in path:
+        counts["refused.txt"] = check_refused(c, kv, load_keys(path["refused.txt"]),
+                                              load_titles(path["refused.txt"]), wire_text)
+        print("refused.txt: %d replies sealed, opened, decoded and their reasons named"
+              % counts["refused.txt"])
+    for f, n in counts.items():
+        c.check(f + " holds vectors", n > 0, True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vectors", default=DEFAULT_VECTORS)
+    ap.add_argument("--wire", default=DEFAULT_WIRE)
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     c = Checker(a.verbose)
-    files = sorted(os.listdir(a.vectors))
-    print("vector files: %s" % ", ".join(files))
-    n = check_keys(c, load_keys(os.path.join(a.vectors, "keys.txt")))
-    print("keys.txt: %d lines recomputed" % n)
-    kv = load_keys(os.path.join(a.vectors, "keys.txt"))
-    if "packets.txt" in files:
-        n = check_packets(c, kv, load_keys(os.path.join(a.vectors, "packets.txt")))
-        print("packets.txt: %d packets sealed, opened and decoded" % n)
-    if "numbers.txt" in files:
-        n = check_numbers(c, kv, load_keys(os.path.join(a.vectors, "numbers.txt")))
-        print("numbers.txt: %d packets recovered, sealed, opened and decoded" % n)
-    others = [f for f in files if f not in ("keys.txt", "packets.txt", "numbers.txt")]
-    if others:
-        print("NOTE  no checker for: %s" % ", ".join(others))
+    with open(a.wire) as f:
+        wire_text = f.read()
+    check_files(c, a.vectors, wire_text)
     check_wire_examples(c)
     print("%d checks matched, %d failed" % (c.ok, len(c.bad)))
     if c.bad:

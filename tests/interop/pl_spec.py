@@ -50,6 +50,16 @@ ACK_DELAY_MOST = 0.025          # seconds (spec value)
 PADDING, STREAM, RECORDS, RECORD, OFFER, RESPONSE, PING = range(0, 7)
 CHALLENGE, ACCEPT, ACK, STORED, LOST, REFUSED = range(7, 13)
 REFUSED_REASON_MAX = 4                  # wire.md §6.13: reasons 1..4
+# wire.md §6.13 names each reason in words, not by a short name: these are its words, up
+# to the first ";" or "(" after the reason's number (check_vectors.py reads them back from
+# the spec's text).  A sender reports the reason by this name; any other value of the
+# byte is out_of_range (decode_frames).
+REFUSED_REASON_NAMES = {
+    1: "no input of that name",
+    2: "the input exists but its shape differs",
+    3: "this sender key may not send as that source",
+    4: "the receiver's host cannot store this input now",
+}
 FRAME_NAMES = {
     PADDING: "PADDING", STREAM: "STREAM", RECORDS: "RECORDS", RECORD: "RECORD",
     OFFER: "OFFER", RESPONSE: "RESPONSE", PING: "PING", CHALLENGE: "CHALLENGE",

@@ -1,20 +1,28 @@
 #!/usr/bin/env python3
 """The dissector against spec/vectors/ and against packets made at the edges of wire.md's
-rules.  Writes one pcap of: every sealed packet of spec/vectors/packets.txt; epoch-1
-packets sealed with keys.txt's E(1) (a nonzero E field); and payloads on both sides of
-each limit and each malformed reason (wire.md §6, §9), sealed under E(0) of keys.txt.
-Then runs tshark with a key log of those secrets and checks, per packet, that it opens,
-its frame types, the reason it is malformed (or none), and chosen field values.
+rules.  Writes one pcap of: every sealed packet of spec/vectors/packets.txt and
+refused.txt; epoch-1 packets sealed with keys.txt's E(1) (a nonzero E field); and payloads
+on both sides of each limit and each malformed reason (wire.md §6, §9), sealed under E(0)
+of keys.txt.  Then runs tshark with a key log of those secrets and checks, per packet,
+that it opens, its frame types, the reason it is malformed (or none), chosen field values,
+and the name it gives each REFUSED reason (wire.md §6.13's words).  Last, each packet of
+numbers.txt in a capture of its own, after packets that bring the key-log rule's state to
+the vector's expected epoch and largest number: it must open by the rule alone, with the
+vector's epoch and number.  A file of spec/vectors/ that is missing, or that this checker
+does not read, fails.
 
-    check_vectors.py --tshark 'tshark' --dir DIR
+    check_vectors.py --tshark 'tshark' --dir DIR [--vectors DIR] [--wire FILE]
 """
 import argparse
 import hashlib
 import hmac
 import os
+import re
 import shlex
 import struct
+import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -22,7 +30,10 @@ from check_capture import dissect
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPEC = os.path.join(HERE, "..", "..", "spec", "vectors")
+WIRE = os.path.join(HERE, "..", "..", "spec", "wire.md")
 PORT = 4433
+# Every file of spec/vectors/, each read below; one missing or not listed is a failure.
+VECTOR_FILES = ("keys.txt", "packets.txt", "numbers.txt", "refused.txt")
 
 
 def read_lines(path):
@@ -35,16 +46,25 @@ def read_lines(path):
     return values
 
 
-KEYS = read_lines(os.path.join(SPEC, "keys.txt"))
-SENDER = bytes.fromhex(KEYS["sender_static_public"])
-RECEIVER = bytes.fromhex(KEYS["receiver_static_public"])
-RUN = int(KEYS["run"], 16)
-REPLY_RUN = int(KEYS["reply_run"], 16)
-KEY_ID = bytes.fromhex(KEYS["sender_key_id"])
-SECRETS = {0: bytes.fromhex(KEYS["epoch0_secret"]), 1: bytes.fromhex(KEYS["epoch1_secret"])}
-# Later epochs with made-up secrets: the reader takes a logged secret as it is.
-for _n in (4, 11, 18, 19, 20, 25):
-    SECRETS[_n] = hashlib.sha256(b"epoch %d" % _n).digest()
+def made_up_secret(epoch):
+    """A secret for an epoch no vector gives: the reader takes a logged secret as it is."""
+    return hashlib.sha256(b"epoch %d" % epoch).digest()
+
+
+def use_vectors(spec):
+    """Reads keys.txt of the vectors directory `spec` into the names below."""
+    global SPEC, SENDER, RECEIVER, RUN, REPLY_RUN, KEY_ID, SECRETS
+    SPEC = spec
+    keys = read_lines(os.path.join(SPEC, "keys.txt"))
+    SENDER = bytes.fromhex(keys["sender_static_public"])
+    RECEIVER = bytes.fromhex(keys["receiver_static_public"])
+    RUN = int(keys["run"], 16)
+    REPLY_RUN = int(keys["reply_run"], 16)
+    KEY_ID = bytes.fromhex(keys["sender_key_id"])
+    SECRETS = {0: bytes.fromhex(keys["epoch0_secret"]), 1: bytes.fromhex(keys["epoch1_secret"]),
+               2: bytes.fromhex(keys["epoch2_secret"])}
+    for n in (4, 11, 18, 19, 20, 25):
+        SECRETS[n] = made_up_secret(n)
 
 # wire.md §4 and §5 worked at their edges, in capture order after the cases above: each
 # (epoch, reply, pn, pn bytes) must open by the key-log rule alone with that epoch and pn.
@@ -57,13 +77,13 @@ RECOVERY = [(4, False, 300, 2), (11, False, 301, 2), (18, False, 302, 2), (19, F
             (19, True, 0x1FF, 2), (19, True, 0x181, 1)]
 
 
-def packet_key(epoch, reply):
+def packet_key(epoch, reply, secrets=None):
     """crypto.md §7: key || iv = T(1) of HKDF-Expand, cut to 28 B."""
     if reply:
         info = b"pure-link 1 reply" + RECEIVER + SENDER + struct.pack(">QQI", RUN, REPLY_RUN, epoch)
     else:
         info = b"pure-link 1 data" + SENDER + RECEIVER + struct.pack(">QI", RUN, epoch)
-    t1 = hmac.new(SECRETS[epoch], info + b"\x01", hashlib.sha256).digest()
+    t1 = hmac.new((secrets or SECRETS)[epoch], info + b"\x01", hashlib.sha256).digest()
     return t1[:16], t1[16:28]
 
 
@@ -74,8 +94,8 @@ def header(reply, epoch, pn, pn_bytes=2, flags_extra=0):
     return bytes([1, flags]) + ids + (pn & ((1 << 8 * pn_bytes) - 1)).to_bytes(pn_bytes, "big")
 
 
-def seal(reply, epoch, pn, plain, **kw):
-    key, iv = packet_key(epoch, reply)
+def seal(reply, epoch, pn, plain, secrets=None, **kw):
+    key, iv = packet_key(epoch, reply, secrets)
     nonce = iv[:4] + (int.from_bytes(iv[4:], "big") ^ pn).to_bytes(8, "big")
     h = header(reply, epoch, pn, **kw)
     return h + AESGCM(key).encrypt(nonce, plain, h)
@@ -140,21 +160,32 @@ EDGES = [
     ("REFUSED reason 3", True, b"\x0c\x03", ["0x0c"], None),
     ("REFUSED reason 4", True, b"\x0c\x04", ["0x0c"], None),
     ("REFUSED reason 5", True, b"\x0c\x05", ["0x0c"], "out_of_range"),
+    ("REFUSED reason 0", True, b"\x0c\x00", ["0x0c"], "out_of_range"),
+    ("REFUSED reason 255", True, b"\x0c\xff", ["0x0c"], "out_of_range"),
     ("unknown type, then a frame cut short", False, PING + b"\x0d" + b"\x05", ["0x06", "0x0d"],
      "unknown_frame"),
     ("16 frames, then an unknown type", False, PING * 16 + b"\x0d", ["0x06"] * 16, "too_many_frames"),
 ]
 
 
+def sealed_vectors(file):
+    """(name, values) of each sealed packet of a vector file, in the file's order."""
+    values = read_lines(os.path.join(SPEC, file))
+    return [(k[: -len("_sealed")], values) for k in values if k.endswith("_sealed")]
+
+
 def cases():
     """(name, datagram, types, reason, {field: value}) in capture order."""
-    packets = read_lines(os.path.join(SPEC, "packets.txt"))
     out = []
-    for k in packets:
-        if k.endswith("_sealed"):
-            name = k[: -len("_sealed")]
-            plain = bytes.fromhex(packets[name + "_plaintext"])
-            out.append(("vector " + name, bytes.fromhex(packets[k]), [f"0x{plain[0]:02x}"], None))
+    for file in ("packets.txt", "refused.txt"):
+        for name, values in sealed_vectors(file):
+            plain = bytes.fromhex(values[name + "_plaintext"])
+            out.append(("vector " + name, bytes.fromhex(values[name + "_sealed"]),
+                        [f"0x{plain[0]:02x}"], None))
+            if file == "refused.txt":
+                VECTOR_FIELDS["vector " + name] = {
+                    "pure_link.refused.reason": str(plain[1]), "pure_link.epoch": "0",
+                    "pure_link.pn": str(int(values[name + "_pn"], 16)), "pure_link.by_rule": "1"}
     pn = {False: 100, True: 100}
     for name, reply, payload, types, reason in EDGES:
         pn[reply] += 1
@@ -203,10 +234,10 @@ def write_pcap(path, datagrams):
             f.write(struct.pack("<IIII", i, 0, len(pkt), len(pkt)) + pkt)
 
 
-def write_keylog(path):
+def write_keylog(path, secrets=None):
     with open(path, "w") as f:
         f.write("# keys.txt's secrets\n")
-        for epoch, secret in SECRETS.items():
+        for epoch, secret in (secrets or SECRETS).items():
             f.write(f"PURE_LINK_EPOCH {SENDER.hex()} {RECEIVER.hex()} {RUN:016x} {epoch} "
                     f"{secret.hex()}\n")
 
@@ -239,35 +270,143 @@ def check(name, row, types, reason):
 
 
 def sealer_matches_vectors():
-    """Our own sealing reproduces every sealed vector (so its keys are the spec's)."""
-    packets = read_lines(os.path.join(SPEC, "packets.txt"))
-    for k in packets:
-        if k.endswith("_sealed"):
-            name = k[: -len("_sealed")]
-            h = bytes.fromhex(packets[name + "_header"])
-            reply = bool(h[1] & 0x80)
-            pn = int(packets[name + "_pn"], 16)
-            again = seal(reply, 0, pn, bytes.fromhex(packets[name + "_plaintext"]),
+    """Our own sealing reproduces every sealed vector (so its keys are the spec's): those
+    of packets.txt and refused.txt under E(0), those of numbers.txt under their E(n)."""
+    for file in VECTOR_FILES[1:]:
+        for name, values in sealed_vectors(file):
+            h = bytes.fromhex(values[name + "_header"])
+            epoch = int(values.get(name + "_epoch", "0"), 16)
+            secrets = {epoch: bytes.fromhex(values.get(name + "_secret", SECRETS[0].hex()))}
+            again = seal(bool(h[1] & 0x80), epoch, int(values[name + "_pn"], 16),
+                         bytes.fromhex(values[name + "_plaintext"]), secrets,
                          pn_bytes=((h[1] >> 4) & 3) + 1)
-            if again != bytes.fromhex(packets[k]):
-                return name
+            if again != bytes.fromhex(values[name + "_sealed"]) or not again.startswith(h):
+                return f"{file} {name}"
     return None
+
+
+def wire_reason_names(path):
+    """wire.md §6.13 read as text: each REFUSED reason, a bold number, named by its words
+    up to the first ';' or '(' (the dissector shows them so)."""
+    with open(path) as f:
+        text = f.read()
+    section = " ".join(text.split("### 6.13 REFUSED", 1)[1].split("\n## ", 1)[0].split())
+    return {int(n): words.strip() for n, words in re.findall(r"\*\*(\d+)\*\* ([^;(]+)", section)}
+
+
+def shown_reasons(tshark, pcap, keylog):
+    """Per packet, the REFUSED reasons as tshark -T pdml shows them ('Reason: NAME (N)')."""
+    cmd = tshark + ["-n", "-r", pcap, "-o", "pure_link.keylog:" + keylog, "-T", "pdml"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=60)
+    return [[f.get("showname") for f in packet.iter("field")
+             if f.get("name") == "pure_link.refused.reason"]
+            for packet in ElementTree.fromstring(out.stdout).iter("packet")]
+
+
+def check_reason_names(tshark, pcap, keylog, all_cases, names):
+    """Each refused.txt vector's reason shown by its wire.md name; the vectors hold one
+    reply per reason wire.md names."""
+    problems, seen = [], []
+    for (name, _, _, _), shown in zip(all_cases, shown_reasons(tshark, pcap, keylog)):
+        if not name.startswith("vector refused") or name == "vector refused":
+            continue
+        reason = int(VECTOR_FIELDS[name]["pure_link.refused.reason"])
+        seen.append(reason)
+        want = [f"Reason: {names.get(reason, '(no name in wire.md)')} ({reason})"]
+        if shown != want:
+            problems.append(f"FAIL {name}: shown {shown}, want {want}")
+    if sorted(seen) != sorted(names):
+        problems.append(f"FAIL refused.txt reasons {sorted(seen)}, wire.md names {sorted(names)}")
+    return problems
+
+
+def climb(epoch):
+    """Epochs that bring the key-log rule from 0 to `epoch`, each at most 7 above the one
+    before, so each is recovered exactly (wire.md §4)."""
+    return list(range(7, epoch, 7)) + [epoch] if epoch else []
+
+
+def number_case(name, v):
+    """One numbers.txt vector after the packets that set the reader's state: the run's
+    current epoch climbs to <name>_expected_epoch and, when the vector gives one, the
+    largest number in its space is <name>_largest (4 B numbers, exact from none).  With no
+    largest, the climbing packets go in the other space.  Returns the packets (name,
+    datagram, epoch, pn, types) and the secrets they need."""
+    reply = bool(bytes.fromhex(v[name + "_header"])[1] & 0x80)
+    epoch, pn = int(v[name + "_epoch"], 16), int(v[name + "_pn"], 16)
+    largest = int(v[name + "_largest"], 16) if name + "_largest" in v else None
+    steps = climb(int(v[name + "_expected_epoch"], 16))
+    secrets = {n: SECRETS.get(n, made_up_secret(n)) for n in steps}
+    secrets[epoch] = bytes.fromhex(v[name + "_secret"])
+    space = reply if largest is not None else not reply
+    packets = []
+    for i, n in enumerate(steps):
+        n_pn = largest if largest is not None and i == len(steps) - 1 else i
+        packets.append((f"{name}: state, epoch {n} pn {n_pn:#x}",
+                        seal(space, n, n_pn, b"\x0c\x01" if space else PING, secrets,
+                             pn_bytes=4), n, n_pn, ["0x0c" if space else "0x06"]))
+    plain = bytes.fromhex(v[name + "_plaintext"])
+    packets.append((name, bytes.fromhex(v[name + "_sealed"]), epoch, pn, [f"0x{plain[0]:02x}"]))
+    return packets, secrets
+
+
+def check_numbers(tshark, out_dir):
+    """Each numbers.txt vector in a capture of its own (the reader's state only climbs):
+    every packet opens by the key-log rule with its epoch, number and frames."""
+    problems, count = [], 0
+    for name, v in sealed_vectors("numbers.txt"):
+        packets, secrets = number_case(name, v)
+        pcap, keylog = os.path.join(out_dir, name + ".pcap"), os.path.join(out_dir, name + ".keys")
+        write_pcap(pcap, [(bool(d[1] & 0x80), d) for _, d, _, _, _ in packets])
+        write_keylog(keylog, secrets)
+        rows = dissect(tshark, pcap, keylog, FIELDS)
+        for (what, _, epoch, pn, types), row in zip(packets, rows):
+            want = {"pure_link.decrypted": "1", "pure_link.by_rule": "1",
+                    "pure_link.epoch": str(epoch), "pure_link.pn": str(pn),
+                    "pure_link.frame_type": ",".join(types)}
+            bad = [f"{f} {row.get(f)!r}, want {w!r}" for f, w in want.items() if row.get(f) != w]
+            if bad:
+                problems.append(f"FAIL numbers.txt {what}: {'; '.join(bad)}")
+        if len(rows) != len(packets):
+            problems.append(f"FAIL numbers.txt {name}: tshark showed {len(rows)} packets of "
+                            f"{len(packets)}")
+        count += 1
+    if not count:
+        problems.append("FAIL numbers.txt holds no vector")
+    return problems, count
+
+
+def files_problems():
+    """Each file of VECTOR_FILES is there and nothing else is."""
+    present = sorted(os.listdir(SPEC))
+    missing = [f for f in VECTOR_FILES if f not in present]
+    unread = [f for f in present if f not in VECTOR_FILES]
+    return ([f"FAIL {os.path.join(SPEC, f)} is missing" for f in missing] +
+            [f"FAIL no check for {os.path.join(SPEC, f)}" for f in unread])
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tshark", default="tshark")
     p.add_argument("--dir", required=True)
+    p.add_argument("--vectors", default=SPEC)
+    p.add_argument("--wire", default=WIRE)
     args = p.parse_args()
+    tshark = shlex.split(args.tshark)
+    use_vectors(args.vectors)
+    missing = files_problems()
+    if missing:
+        print("\n".join(missing))
+        return 1
     bad = sealer_matches_vectors()
     if bad:
-        print(f"FAIL this checker's sealing differs from packets.txt at {bad}")
+        print(f"FAIL this checker's sealing differs from {bad}")
         return 1
     all_cases = cases()
     pcap, keylog = os.path.join(args.dir, "edges.pcap"), os.path.join(args.dir, "edges.keys")
     write_pcap(pcap, [(bool(d[1] & 0x80), d) for _, d, _, _ in all_cases])
     write_keylog(keylog)
-    rows = dissect(shlex.split(args.tshark), pcap, keylog, FIELDS)
+    rows = dissect(tshark, pcap, keylog, FIELDS)
     failed = 0
     for (name, _, types, reason), row in zip(all_cases, rows):
         problems = check(name, row, types, reason)
@@ -279,7 +418,11 @@ def main():
         failed += 1
     print(f"{'ok  ' if not failed else 'FAIL'} {len(all_cases)} vector and edge packets, "
           f"{failed} wrong")
-    return 1 if failed else 0
+    names = check_reason_names(tshark, pcap, keylog, all_cases, wire_reason_names(args.wire))
+    print("\n".join(names) or "ok   REFUSED reasons of refused.txt shown by their wire.md names")
+    numbers, count = check_numbers(tshark, args.dir)
+    print("\n".join(numbers) or f"ok   {count} numbers.txt vectors placed by the key-log rule")
+    return 1 if failed or names or numbers else 0
 
 
 if __name__ == "__main__":

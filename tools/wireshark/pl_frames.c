@@ -30,8 +30,10 @@ static const value_string type_names[] = {
     { 0x08, "ACCEPT" }, { 0x09, "ACK" }, { 0x0a, "STORED" }, { 0x0b, "LOST" },
     { 0x0c, "REFUSED" }, { 0, NULL } };
 
-static const value_string reason_names[] = {              /* wire.md §6.13 */
-    { 1, "no input of that name" }, { 2, "the input's shape differs" },
+/* wire.md §6.13's words for each reason, up to its first ';' or '(' (check_vectors.py
+ * reads them back from the spec's text). */
+static const value_string reason_names[] = {
+    { 1, "no input of that name" }, { 2, "the input exists but its shape differs" },
     { 3, "this sender key may not send as that source" },
     { 4, "the receiver's host cannot store this input now" }, { 0, NULL } };
 
