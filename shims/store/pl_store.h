@@ -118,8 +118,12 @@ int pl_store_peer(pl_store *s, int peer, const uint8_t peer_public[32]);
  * A STREAM_OPEN that asks where to resume (reason PURE_LINK_OPEN_RESUME) is answered with
  * where the stream stands: one past the last record of the run that appended last, once
  * every record appended to the stream is durable (the answer waits for that commit:
- * pl_store_commit or pl_store_commit_end gives it); from then on the stream's earlier runs
- * append nothing (spec/protocol.md §4.3).
+ * pl_store_commit or pl_store_commit_end gives it).  The run's first RECORD (the core hands
+ * none over before the run is proven live) takes the stream over: from then on its other
+ * runs append nothing, and a run that never asked appends nothing to it (spec/protocol.md
+ * §4.3).  The ask and the takeover are each written to the stream's owner log and synced
+ * on the caller's thread before the answer goes or the record is written (STORE.md "Owner
+ * log"): once per resuming run, and a run cut off stays cut off across a reopen.
  *
  * The mark given to STREAM_OPEN is always a durable one: the core acknowledges records
  * below it to the sender at once.  A run that binds again on another handle while some of

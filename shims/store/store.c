@@ -192,6 +192,7 @@ static int input_recover(pl_store *s, st_input *in, char *err, size_t err_len) {
             if (st == NULL) { rc = st_err(err, err_len, -ENOMEM, "%s: out of memory", in->dir); break; }
             st->fd = -1;
             rc = st_stream_recover(st, in->dir_fd, in->dir, e->d_name, &s->stats.bytes_cut, err, err_len);
+            if (rc == 0) rc = st_owner_load(st, in->dir_fd, err, err_len);
             if (rc == 0 && (rc = stream_add(s, in, st)) != 0) st_err(err, err_len, rc, "%s: out of memory", in->dir);
             if (rc != 0) st_stream_free(st);
         }
@@ -413,6 +414,7 @@ static int stream_new(pl_store *s, st_input *in, const uint8_t key[32], const ch
     snprintf(st->id.source, sizeof st->id.source, "%s", source);
     snprintf(st->id.input, sizeof st->id.input, "%s", in->name);
     int rc = st_stream_create(st, in->dir_fd, in->dir, err, err_len);
+    if (rc == 0) rc = st_owner_load(st, in->dir_fd, err, err_len);  /* one whose file was never named */
     if (rc == 0 && (rc = stream_add(s, in, st)) != 0) st_err(err, err_len, rc, "store: out of memory");
     if (rc != 0) {
         st_stream_free(st);
@@ -483,17 +485,23 @@ int st_open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *
     return 0;
 }
 
-/* Where a resumed stream stands: one past the last record of the run that appended last. */
-static uint64_t stream_place(const st_stream *st) {
-    const st_run *last = NULL;
-    for (size_t i = 0; i < st->runs_len; i++)
-        if (st->runs[i].mark_durable > 0 && (last == NULL || st->runs[i].end_off > last->end_off)) last = &st->runs[i];
-    return last ? last->mark_durable : 0;
+/* The owner log could not take an ask: the input fails (its streams are refused). */
+static int resume_failed(pl_store *s, st_stream *st, int *answer, int rc, const char *line) {
+    st_input_fail(s, st->input, rc, line);
+    *answer = -PURE_LINK_CANNOT_STORE;
+    return s->failed;
 }
 
-/* The resuming run r starts at the stream's place: the records before it are held. */
-static int64_t resume_at(pl_store *s, st_stream *st, st_run *r) {
-    uint64_t m = stream_place(st);
+/* The resuming run r starts at the stream's place: the records before it are held.  The
+ * ask is in the owner log, durably, before its answer goes (a cut-off run's is not: it
+ * stays cut off).  The mark, or -errno with one line. */
+static int64_t resume_at(pl_store *s, st_stream *st, st_run *r, char *err, size_t err_len) {
+    uint64_t m = st_stream_place(st);
+    if (r->mark_durable > m) m = r->mark_durable;
+    if (!r->cut) {
+        int rc = st_owner_write(st, st->input->dir_fd, ST_OWNER_ASKED, r->run, m, err, err_len);
+        if (rc != 0) return rc;
+    }
     if (r->mark_durable < m) r->mark_appended = r->mark_batch = r->mark_written = r->mark_durable = m;
     if (r->handle >= 0) s->handles[r->handle].seen = r->mark_durable;
     return (int64_t)r->mark_durable;
@@ -506,9 +514,10 @@ int st_open_resume(pl_store *s, int handle, int peer, uint64_t run, const char *
     st_handle *h = &s->handles[handle];
     st_stream *st = h->stream;
     st_run *r = st_run_find(st, run);
-    for (size_t i = 0; i < st->runs_len; i++) st->runs[i].cut = &st->runs[i] != r;
     if (st->end_appended == st->end_durable) {
-        *mark = resume_at(s, st, r);
+        int64_t m = resume_at(s, st, r, err, err_len);
+        if (m < 0) return resume_failed(s, st, answer, (int)m, err);
+        *mark = m;
         return 0;
     }
     if (s->resumes_len == s->resumes_cap) {
@@ -524,21 +533,55 @@ int st_open_resume(pl_store *s, int handle, int peer, uint64_t run, const char *
 
 /* Answers the resuming runs whose streams are now durable; a run the core no longer asks
  * for on that handle (its question timed out, the slot went to another run) is dropped. */
-static void resume_answers(pl_store *s, pure_link *pl, uint64_t now_ns) {
+static void resume_answers(pl_store *s, pure_link *pl, const st_notify *n, uint64_t now_ns) {
     size_t keep = 0;
+    st_input *failed = NULL;
+    int failed_rc = 0;
+    char line[sizeof s->failed_line];
     for (size_t i = 0; i < s->resumes_len; i++) {
         struct st_resume q = s->resumes[i];
         st_handle *h = &s->handles[q.handle];
-        if (q.stream->end_appended != q.stream->end_durable) {
+        if (q.stream->end_appended != q.stream->end_durable || q.stream->input == failed) {
             s->resumes[keep++] = q;
             continue;
         }
         pure_link_run_info info;
         st_run *r = h->stream == q.stream && h->run == q.run ? st_run_find(q.stream, q.run) : NULL;
         if (r == NULL || pure_link_run_info_get(pl, q.handle, &info) != 0 || info.run != q.run) continue;
-        pure_link_stream_answer(pl, q.handle, 0, resume_at(s, q.stream, r), now_ns);
+        int64_t m = resume_at(s, q.stream, r, line, sizeof line);
+        if (m >= 0) {
+            pure_link_stream_answer(pl, q.handle, 0, m, now_ns);
+            continue;
+        }
+        s->resumes[keep++] = q;  /* refused below, with its input's other streams */
+        failed = q.stream->input, failed_rc = (int)m;
     }
     s->resumes_len = keep;
+    if (failed == NULL) return;
+    st_input_fail(s, failed, failed_rc, line);
+    st_refusals(s, n);
+}
+
+/* The asking run r is proven live: it takes the stream over, durably (the owner log)
+ * before it appends or hears anything of it, and every other run is cut off.  Records the
+ * others appended since r's answer are held already: r skips them, and hears them stored
+ * once they are durable (at once, or when the file is durable to hold_end). */
+static int take_over(st_stream *st, st_run *r, char *err, size_t err_len) {
+    const st_run *last = NULL;
+    for (size_t i = 0; i < st->runs_len; i++)
+        if (st->runs[i].mark_appended > 0 && (last == NULL || st->runs[i].end_off > last->end_off)) last = &st->runs[i];
+    uint64_t place = last != NULL && last->mark_appended > r->mark_appended ? last->mark_appended : r->mark_appended;
+    int rc = st_owner_write(st, st->input->dir_fd, ST_OWNER_OWNS, r->run, place, err, err_len);
+    if (rc != 0 || place == r->mark_appended) return rc;
+    assert(last != NULL && last != r && place > r->mark_durable);
+    r->mark_appended = r->mark_written = place;
+    if (st->end_durable >= last->end_off) {
+        if (r->mark_batch < place) r->mark_batch = place;
+        r->mark_durable = place;
+    } else {
+        st->hold_mark = place, st->hold_end = last->end_off;
+    }
+    return 0;
 }
 
 static st_run *handle_run(st_handle *h) {
@@ -560,7 +603,14 @@ int st_record(pl_store *s, int handle, uint64_t run, int64_t record, const uint8
     st_stream *st = h->stream;
     uint64_t k = (uint64_t)record;
     if (st->input->failed) return st_err(err, err_len, st->input->failed, "%s", st->input->failed_line);
-    if (r->cut) return 0;  /* a newer run resumed the stream and appends in its place */
+    /* spec/protocol.md §4.3: one run appends to a resumed stream, the last asking run to
+     * be proven live; the core hands a run's records over only once it is (§4.2). */
+    if (r->cut || (st->owned && !r->asked)) return 0;
+    if (r->asked && !(st->owned && st->owner == r->run) && (rc = take_over(st, r, err, err_len)) != 0) {
+        rc = st_input_fail(s, st->input, rc, err);
+        st_refusals(s, n);
+        return rc;
+    }
     if (k + 1 > h->seen) h->seen = k + 1;
     if (k < r->mark_appended) {
         /* Held already (the run bound again before its last records were durable). */
@@ -640,7 +690,7 @@ int pl_store_commit_end(pl_store *s, pure_link *pl, int result, uint64_t now_ns,
     st_notify n = {core_stored, core_memo_written, &c, core_refuse};
     if (now_ns > s->now_ns) s->now_ns = now_ns;
     int rc = st_commit_end(s, result, NULL, &n, err, err_len);
-    resume_answers(s, pl, now_ns);
+    resume_answers(s, pl, &n, now_ns);
     return s->failed ? rc : 0;  /* an input's failure: its line is told, its streams refused */
 }
 
@@ -649,7 +699,7 @@ int pl_store_commit(pl_store *s, pure_link *pl, uint64_t now_ns, char *err, size
     st_notify n = {core_stored, core_memo_written, &c, core_refuse};
     if (now_ns > s->now_ns) s->now_ns = now_ns;
     int rc = st_commit(s, &n, err, err_len);
-    resume_answers(s, pl, now_ns);
+    resume_answers(s, pl, &n, now_ns);
     return s->failed ? rc : 0;
 }
 

@@ -159,8 +159,29 @@ static void stream_uncache(st_stream *st) {
     st->end_uncached = to;
 }
 
-/* The batch's records are durable: the core hears it, per run on the handle bound to it
- * now (never beyond what that handle has handed over). */
+/* Run r's records are durable up to its mark_durable: the core hears it on the handle
+ * bound to it now (never beyond what that handle has handed over). */
+static void run_durable(pl_store *s, st_stream *st, const st_run *r, const st_notify *n) {
+    if (r->handle < 0) return;
+    const st_handle *h = &s->handles[r->handle];
+    if (h->stream != st || h->run != r->run) return;
+    uint64_t mark = r->mark_durable < h->seen ? r->mark_durable : h->seen;
+    n->stored(n->ctx, r->handle, (int64_t)mark);
+}
+
+/* The owner took the stream over at records others appended (store.c take_over): they
+ * are durable now, so they are its. */
+static void hold_release(pl_store *s, st_stream *st, const st_notify *n) {
+    st_run *r = st->owned ? st_run_find(st, st->owner) : NULL;
+    uint64_t mark = st->hold_mark;
+    st->hold_mark = st->hold_end = 0;
+    if (r == NULL || r->cut || r->mark_durable >= mark) return;
+    if (r->mark_batch < mark) r->mark_batch = mark;
+    r->mark_durable = mark;
+    run_durable(s, st, r, n);
+}
+
+/* The batch's records are durable: the core hears it, per run. */
 static void stream_durable(pl_store *s, st_stream *st, const st_notify *n) {
     s->stats.bytes_durable += st->end_batch - st->end_durable;
     s->stats.records_durable += st->frames_batch - st->frames_durable;
@@ -172,13 +193,10 @@ static void stream_durable(pl_store *s, st_stream *st, const st_notify *n) {
     for (size_t i = 0; i < st->runs_batch_len; i++) {
         st_run *r = &st->runs[st->runs_batch[i]];
         r->mark_durable = r->mark_batch;
-        if (r->handle < 0) continue;
-        const st_handle *h = &s->handles[r->handle];
-        if (h->stream != st || h->run != r->run) continue;
-        uint64_t mark = r->mark_durable < h->seen ? r->mark_durable : h->seen;
-        n->stored(n->ctx, r->handle, (int64_t)mark);
+        run_durable(s, st, r, n);
     }
     st->runs_batch_len = 0;
+    if (st->hold_mark > 0 && st->end_durable >= st->hold_end) hold_release(s, st, n);
     st->in_batch = 0;
 }
 

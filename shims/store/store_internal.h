@@ -3,8 +3,9 @@
  *
  * Layering, top down: store.c (inputs, streams, the core's handles, events) uses
  * store_commit.c (the group-commit batch), store_stream.c (one stream's record file:
- * create, recover, append), store_index.c (a stream's checkpoint index), store_memo.c
- * (the memo file) and store_format.c (bytes: CRC32C, headers, frames).  Only store.c
+ * create, recover, append), store_index.c (a stream's checkpoint index), store_owner.c
+ * (a resumed stream's owner log), store_memo.c (the memo file) and store_format.c (bytes:
+ * CRC32C, headers, frames).  Only store.c
  * calls the core; everything below it reports through a st_notify, so that the tests can
  * watch exactly what would be acknowledged. */
 #ifndef PL_STORE_INTERNAL_H
@@ -56,7 +57,8 @@ typedef struct st_run {
     uint64_t end_off;        /* file offset after its last frame: how recent it is */
     int handle;              /* the core's stream handle bound to it now, or -1 */
     uint8_t in_next;         /* in its stream's runs_next list */
-    uint8_t cut;             /* a newer run resumed the stream: this one appends nothing more */
+    uint8_t cut;             /* a newer run took the stream over: this one appends nothing more */
+    uint8_t asked;           /* it asked where to resume (its entry is in the owner log) */
 } st_run;
 
 typedef struct st_stream {
@@ -86,6 +88,14 @@ typedef struct st_stream {
     int index_tmp_fd;         /* .pli.tmp written, waiting for its fdatasync; -1 none */
     uint64_t index_tmp_end;
     uint8_t index_in_batch;
+    /* Resuming (store_owner.c): the run that took the stream over, if any; its log. */
+    uint8_t owned;            /* a run took it over: runs that did not ask append nothing */
+    uint8_t owner_named;      /* <name>.plo exists durably */
+    uint64_t owner;           /* that run */
+    uint64_t owner_bytes;     /* the log's whole entries */
+    /* The owner took over above its own mark, at records other runs appended and that were
+     * not yet durable: it is told them stored once the file is durable to hold_end. */
+    uint64_t hold_mark, hold_end;  /* hold_mark 0: none */
 } st_stream;
 
 /* A new stream's file is written under <name>.plr.tmp and renamed only once a batch's
@@ -146,6 +156,21 @@ int st_stream_append(st_stream *st, st_run *r, uint64_t record, const uint8_t *d
 int st_stream_flush(st_stream *st, char *err, size_t err_len);
 /* Cuts the file back to its durable end (after a failed fdatasync); returns 0 or -errno. */
 int st_stream_cut_to_durable(st_stream *st);
+
+/* ---- store_owner.c: a resumed stream's owner log (shims/store/STORE.md "Owner log") ---- */
+#define ST_OWNER_ENTRY_BYTES 28u
+enum { ST_OWNER_ASKED = 1, ST_OWNER_OWNS = 2 };
+/* Reads <name>.plo (when there is one) after the record file's recovery: the runs that
+ * asked, the owner and the runs it cut off; a torn tail is cut.  0 or -errno. */
+int st_owner_load(st_stream *st, int dir_fd, char *err, size_t err_len);
+/* Appends one entry, makes it durable (and the log's name, when new), then applies it:
+ * ASKED (run, the answer): the run asked and may take the stream over; OWNS (run): it took
+ * the stream over, every other run it knows is cut off.  0 or -errno with one line. */
+int st_owner_write(st_stream *st, int dir_fd, uint32_t kind, uint64_t run, uint64_t mark, char *err, size_t err_len);
+void st_owner_apply(st_stream *st, uint32_t kind, uint64_t run, uint64_t mark);
+/* Where a resumed stream stands: one past the last record of the run that appended last
+ * (durable marks). */
+uint64_t st_stream_place(const st_stream *st);
 
 /* ---- store_index.c: a stream's checkpoint (shims/store/STORE.md "Index") ---- */
 /* Writes the checkpoint of the durable state to <name>.pli.tmp; returns the open fd
@@ -246,9 +271,10 @@ struct pl_store {
  * *answer with the durable mark in *mark; RECORD; the second half of a commit. */
 int st_open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
                    uint64_t shape, int *answer, int64_t *mark, char *err, size_t err_len);
-/* STREAM_OPEN of a run that asks where to resume: as st_open_stream, but every other run of
- * the stream is cut off, and the mark is where the stream stands (*answer 1: not yet,
- * st_resume_answers answers it after a commit). */
+/* STREAM_OPEN of a run that asks where to resume: as st_open_stream, and the mark is where
+ * the stream stands (*answer 1: not yet, resume_answers answers it after a commit); the
+ * ask is in the owner log before the answer.  The run's first record takes the stream
+ * over (st_record): every other run is cut off then. */
 int st_open_resume(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
                    uint64_t shape, int *answer, int64_t *mark, char *err, size_t err_len);
 int st_record(pl_store *s, int handle, uint64_t run, int64_t record, const uint8_t *data, size_t len,

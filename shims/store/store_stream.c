@@ -67,6 +67,7 @@ static st_run *run_to_forget(st_stream *st) {
     for (size_t i = 0; i < st->runs_len; i++) {
         st_run *r = &st->runs[i];
         if (r->handle >= 0 || r->in_next || r->mark_batch != r->mark_durable) continue;
+        if (r->asked && !r->cut) continue;  /* the owner, or a run that may take over */
         if (old == NULL || r->end_off < old->end_off) old = r;
     }
     return old;
@@ -102,6 +103,13 @@ st_run *st_run_add(st_stream *st, uint64_t run, char *err, size_t err_len) {
     r->run = run;
     r->handle = -1;
     return r;
+}
+
+uint64_t st_stream_place(const st_stream *st) {
+    const st_run *last = NULL;
+    for (size_t i = 0; i < st->runs_len; i++)
+        if (st->runs[i].mark_durable > 0 && (last == NULL || st->runs[i].end_off > last->end_off)) last = &st->runs[i];
+    return last ? last->mark_durable : 0;
 }
 
 /* ---- Create ---- */
@@ -405,5 +413,6 @@ int st_stream_cut_to_durable(st_stream *st) {
     st->last_appended = st->last_batch = st->last_written = st->last_durable;
     st->frames_appended = st->frames_batch = st->frames_written = st->frames_durable;
     st->wbuf_len = 0;
+    st->hold_mark = st->hold_end = 0;  /* the owner goes on from its durable mark */
     return ftruncate(st->fd, (off_t)st->end_durable) != 0 ? -errno : 0;
 }

@@ -7,15 +7,8 @@ set -u
 . tests/sh/tool_lib.sh
 make_keys
 N=300000 Z=200
-printf 'peer %s *\ninput logs 1 %s/logs\nmemo %s/memo\n' "$SP" "$work" "$work" > "$work/r.conf"
-start_recv r --config "$work/r.conf" --listen 127.0.0.1:0
-send() { exec env --default-signal=INT $P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" --input logs --source gen --shape 1 \
-    --generate $N --size $Z --resume --no-progress "$@"; }
-# stored_now: records in the store now (every frame has the same size: the file's length says).
-stored_now() {
-    f=$(ls "$work"/logs/*.plr 2>/dev/null | head -1)
-    [ -n "$f" ] && echo $(( ($(stat -c %s "$f") - 192) / (28 + Z) )) || echo 0
-}
+resume_recv
+send() { resume_send "$@"; }
 # wait_stored K: until the store holds at least K records (10 s at most).
 wait_stored() {
     i=0; until [ "$(stored_now)" -ge "$1" ]; do i=$((i + 1)); [ $i -gt 500 ] && fail "store stuck at $(stored_now)"; sleep 0.02; done

@@ -51,3 +51,18 @@ stop_recv() {
 
 # json FILE EXPR: a value from a --stats file (EXPR in Python over `j`).
 json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# Resuming (send --resume of source "gen", $N records of $Z bytes each, into input "logs"):
+# resume_recv starts a receiver with a memo that stores in $work/logs; resume_send ARGS...
+# becomes such a sender (call it in a subshell or in the background); stored_now says the
+# records in the store now (every frame has the same size: the file's length says).
+resume_recv() {
+    printf 'peer %s *\ninput logs 1 %s/logs\nmemo %s/memo\n' "$SP" "$work" "$work" > "$work/r.conf"
+    start_recv r --config "$work/r.conf" --listen 127.0.0.1:0
+}
+resume_send() { exec env --default-signal=INT $P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" \
+    --input logs --source gen --shape 1 --generate $N --size $Z --resume --no-progress "$@"; }
+stored_now() {
+    f=$(ls "$work"/logs/*.plr 2>/dev/null | head -1)
+    [ -n "$f" ] && echo $(( ($(stat -c %s "$f") - 192) / (28 + Z) )) || echo 0
+}

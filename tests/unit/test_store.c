@@ -1332,6 +1332,120 @@ static void batch_bound_and_missing(void) {
     pl_store_close(s);
 }
 
+/* ---- Resuming (spec/protocol.md §4.3): one run appends to a resumed stream, the last
+ * asking run to be proven live (its first record: the core hands none over before), and
+ * the owner log keeps that across a restart ---- */
+/* Run `run` asks where to resume `source` on handle; the stream is durable: answered at once. */
+static int64_t ask(pl_store *s, int handle, const char *source, uint64_t run) {
+    int answer;
+    int64_t mark;
+    int rc = st_open_resume(s, handle, 0, run, source, "in", 7, &answer, &mark, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "  ask: %s\n", err);
+    CHECK(rc == 0 && answer == 0);
+    return mark;
+}
+/* A resumed stream's file holds one sequence: record k of whichever run, k = 0, 1, ...
+ * each once, in order.  Returns how many. */
+static uint64_t read_sequence(const char *dir, const char *source) {
+    char path[600];
+    stream_path(path, sizeof path, dir, source, ".plr");
+    int fd = open(path, O_RDONLY);
+    CHECK(fd >= 0);
+    uint64_t size = file_size(path), at = ST_HEADER_BYTES, next = 0;
+    uint8_t *b = malloc(size);
+    CHECK(st_read_all(fd, b, size, 0) == 0);
+    close(fd);
+    st_frame f;
+    for (size_t n; (n = st_frame_check(b + at, size - at, &f)) > 0; at += n, next++) CHECK_EQ_U(f.record, next);
+    CHECK_EQ_U(at, size);
+    free(b);
+    return next;
+}
+static void puts_from(pl_store *s, int handle, uint64_t run, uint64_t from, uint64_t to, const st_notify *n) {
+    for (uint64_t k = from; k < to; k++) CHECK(put(s, handle, run, k, n) == 0);
+}
+/* A store in dir where run 1 asked on handle 0 and stored records 0..count-1 of "g". */
+static pl_store *resumed_by_run_1(const char *dir, uint64_t count, const st_notify *n) {
+    pl_store *s = open_store(dir, 0);
+    CHECK_EQ_U(ask(s, 0, "g", 1), 0);
+    puts_from(s, 0, 1, 0, count, n);
+    CHECK(commit(s, n) == 0);
+    return s;
+}
+
+/* A run cut off stays cut off when the receiver starts again: a sender paused (SIGSTOP)
+ * while a newer one took its source over appends nothing when it goes on after a restart. */
+static void resume_cut_outlives_restart(void) {
+    const char *dir = tmp_dir(NULL);
+    acks a;
+    st_notify n = notify_of(&a);
+    pl_store *s = resumed_by_run_1(dir, 300, &n);
+    CHECK_EQ_U(ask(s, 1, "g", 2), 300);
+    puts_from(s, 1, 2, 300, 500, &n);  /* run 2 is proven: it takes over */
+    puts_from(s, 0, 1, 300, 400, &n);  /* cut off: nothing */
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[0], 300);
+    CHECK_EQ_U(a.stored[1], 500);
+    pl_store_close(s);
+    CHECK_EQ_U(read_sequence(dir, "g"), 500);
+
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, "g", 1), 300);
+    puts_from(s, 0, 1, 300, 600, &n);  /* the paused sender goes on: still cut off */
+    CHECK_EQ_U(bind(s, 1, "g", 2), 500);
+    puts_from(s, 1, 2, 500, 700, &n);
+    CHECK(bind(s, 2, "g", 3) == 0);  /* a run that never asked appends nothing either */
+    puts_from(s, 2, 3, 0, 10, &n);
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[0], 300);
+    CHECK_EQ_U(a.stored[1], 700);
+    CHECK_EQ_U(a.stored[2], 0);
+    pl_store_close(s);
+    CHECK_EQ_U(read_sequence(dir, "g"), 700);
+}
+
+/* An ask alone cuts nothing off: a replayed first packet of an earlier run (the receiver
+ * lost it, and builds it again) is answered but never proven, and the live run goes on.
+ * A run that asked before a restart may still take over after it. */
+static void resume_ask_alone_cuts_nothing(void) {
+    const char *dir = tmp_dir(NULL);
+    acks a;
+    st_notify n = notify_of(&a);
+    pl_store *s = resumed_by_run_1(dir, 200, &n);
+    CHECK_EQ_U(ask(s, 1, "g", 7), 200);  /* the replay */
+    puts_from(s, 0, 1, 200, 400, &n);
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[0], 400);
+    pl_store_close(s);
+    CHECK_EQ_U(read_sequence(dir, "g"), 400);
+
+    /* Run 9 asks and is answered; the receiver stops before its first record. */
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, "g", 1), 400);
+    CHECK_EQ_U(ask(s, 2, "g", 9), 400);
+    pl_store_close(s);
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 2, "g", 9), 400);  /* it binds again with record bytes */
+    CHECK_EQ_U(bind(s, 0, "g", 1), 400);
+    puts_from(s, 0, 1, 400, 450, &n);     /* run 1 still appends ... */
+    puts_from(s, 2, 9, 400, 500, &n);     /* ... until run 9 takes over, at 450 */
+    puts_from(s, 0, 1, 450, 460, &n);
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[0], 450);
+    CHECK_EQ_U(a.stored[2], 500);
+    /* Run 11 takes over at records of run 9 that are durable already: stored at once. */
+    CHECK_EQ_U(ask(s, 3, "g", 11), 500);
+    puts_from(s, 2, 9, 500, 520, &n);
+    CHECK(commit(s, &n) == 0);
+    puts_from(s, 3, 11, 500, 520, &n);
+    CHECK_EQ_U(a.stored[3], 520);
+    puts_from(s, 3, 11, 520, 530, &n);
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[3], 530);
+    pl_store_close(s);
+    CHECK_EQ_U(read_sequence(dir, "g"), 530);
+}
+
 TEST_MAIN(TEST_CASE(crc32c_paths_agree), TEST_CASE(frame_header_across_a_read_edge), TEST_CASE(frame_read_outcomes), TEST_CASE(append_commit_reopen), TEST_CASE(torn_tail_every_offset), TEST_CASE(fsync_failure_never_claimed),
           TEST_CASE(one_input_fails_the_other_goes_on),
           TEST_CASE(rebind_on_other_handle), TEST_CASE(new_file_named_after_its_bytes),
@@ -1341,4 +1455,5 @@ TEST_MAIN(TEST_CASE(crc32c_paths_agree), TEST_CASE(frame_header_across_a_read_ed
           TEST_CASE(e2e_receiver_crash_restart), TEST_CASE(e2e_receiver_power_loss_restart),
           TEST_CASE(memo_round_trip_endpoint), TEST_CASE(limits_inputs_and_names), TEST_CASE(limits_streams_per_input),
           TEST_CASE(limits_runs_kept), TEST_CASE(index_checkpoint), TEST_CASE(whole_read_across_buffer_edges),
-          TEST_CASE(batch_bound_and_missing), TEST_CASE(durable_bytes_leave_the_cache))
+          TEST_CASE(batch_bound_and_missing), TEST_CASE(durable_bytes_leave_the_cache),
+          TEST_CASE(resume_cut_outlives_restart), TEST_CASE(resume_ask_alone_cuts_nothing))
