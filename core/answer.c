@@ -25,12 +25,9 @@ void pl_run_emit(pure_link *pl, pl_run *r) {
     }
     if (r->epoch_event_due && pl_events_room(pl) > 0) {
         const pl_epoch_keys *k = &r->keys[r->epoch_newest % PL_EPOCH_KEYS];
-        pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_EPOCH);
+        pure_link_event *ev = pl_event_push_epoch(pl, k->secret, pl->peers[r->peer].public_key, pl->static_public);
         ev->stream = r->handle, ev->peer = r->peer, ev->run = r->run, ev->epoch = k->epoch;
         ev->token = r->reply_run;
-        memcpy(ev->secret, k->secret, 32);
-        memcpy(ev->sender_public, pl->peers[r->peer].public_key, 32);
-        memcpy(ev->receiver_public, pl->static_public, 32);
         r->epoch_event_due = 0;
         pl->stats.epochs++;
     }

@@ -308,6 +308,10 @@ int pure_link_event_next(pure_link *pl, pure_link_event *ev) {
 
 static int event_take(pure_link *pl, pure_link_event *ev) {
     pl_stage_release(pl);  /* the event taken before this call is done with */
+    if (pl->event_keys_out != 0) {  /* so is the secret of an EPOCH taken before */
+        memset(pl->event_keys[pl->event_keys_out - 1], 0, 32);
+        pl->event_keys_out = 0;
+    }
     if (pl->ev_count == 0) {
         /* Delivery paused on a full queue resumes once the host has drained it. */
         if (pl->deliver_blocked) {
@@ -327,14 +331,8 @@ static int event_take(pure_link *pl, pure_link_event *ev) {
         }
         if (pl->ev_count == 0) return 0;
     }
-    pure_link_event *slot = &pl->events[pl->ev_head];
-    memcpy(ev, slot, offsetof(pure_link_event, secret));
-    if (ev->kind == PURE_LINK_EVENT_EPOCH) {  /* the secret leaves the queue with the event */
-        memcpy(ev->secret, slot->secret, PL_EVENT_KEYS_BYTES);
-        memset(slot->secret, 0, PL_EVENT_KEYS_BYTES);
-    } else {
-        memset(ev->secret, 0, PL_EVENT_KEYS_BYTES);  /* only an EPOCH slot's keys were written */
-    }
+    *ev = pl->events[pl->ev_head];
+    if (ev->kind == PURE_LINK_EVENT_EPOCH) pl->event_keys_out = pl->ev_head + 1;  /* wiped at the next call */
     if (pl->event_stage_end[pl->ev_head] != 0) pl->pool.stage_popped_end = pl->event_stage_end[pl->ev_head];
     pl->ev_head = (pl->ev_head + 1) % PL_EVENTS_MOST;
     pl->ev_count--;

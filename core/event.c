@@ -2,11 +2,6 @@
  * in endpoint.c takes them out). */
 #include "internal.h"
 
-_Static_assert(offsetof(pure_link_event, secret) + 32 == offsetof(pure_link_event, sender_public) &&
-               offsetof(pure_link_event, sender_public) + 32 == offsetof(pure_link_event, receiver_public) &&
-               offsetof(pure_link_event, receiver_public) + 32 == sizeof(pure_link_event),
-               "an EPOCH event's keys close the struct");
-
 /* A dropped event stays in its slot as kind NONE, which pure_link_event_next passes over
  * (its hand-over copy is released with the events around it). */
 uint32_t pl_events_drop_records(pure_link *pl, int stream) {
@@ -27,13 +22,26 @@ pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind) {
     pure_link_event *ev = &pl->events[at];
     pl->event_stage_end[at] = 0;
     pl->ev_count++;
-    /* The keys at the struct's end are written by an EPOCH event only, and read only from an
-     * EPOCH event's slot (pure_link_event_next): other events leave them as they are, so
-     * neither a push nor init clears them. */
-    memset(ev, 0, offsetof(pure_link_event, secret));
+    memset(ev, 0, sizeof *ev);
     ev->kind = kind;
     ev->sender = -1;
     ev->stream = -1;
     ev->peer = -1;
+    return ev;
+}
+
+/* An EPOCH event points at its keys, copied beside its slot (the run's own may change
+ * before the host takes the event); pure_link_event_next wipes the secret at the call
+ * after the host took it. */
+pure_link_event *pl_event_push_epoch(pure_link *pl, const uint8_t secret[32], const uint8_t sender_public[32],
+                                     const uint8_t receiver_public[32]) {
+    pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_EPOCH);
+    uint32_t at = (uint32_t)(ev - pl->events);
+    if (pl->event_keys_out == at + 1) pl->event_keys_out = 0;  /* its slot came round again: new keys */
+    uint8_t *keys = pl->event_keys[at];
+    memcpy(keys, secret, 32);
+    memcpy(keys + 32, sender_public, 32);
+    memcpy(keys + 64, receiver_public, 32);
+    ev->secret = keys, ev->sender_public = keys + 32, ev->receiver_public = keys + 64;
     return ev;
 }

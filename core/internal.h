@@ -26,6 +26,7 @@
 
 /* ---- Limits (every one named; see spec/protocol.md "Values"). ---- */
 #define PL_EVENTS_MOST          512u   /* event queue; delivery pauses when it is full */
+#define PL_EVENT_KEYS_BYTES     96u    /* an EPOCH event's secret and both publics */
 #define PL_RANGES_MOST          256u   /* reassembly holes tracked per run, in a hole table */
 #define PL_RANGES_INLINE        16u    /* ... and in the run slot itself, without a table */
 #define PL_HOLE_TABLES_LEAST    64u    /* hole tables: this many (up to one per run slot), */
@@ -578,7 +579,11 @@ struct pure_link {
 
     pure_link_event events[PL_EVENTS_MOST];  /* written when pushed, not cleared at init (event.c) */
     uint64_t event_stage_end[PL_EVENTS_MOST]; /* a RECORD copied to the hand-over ring: its end */
+    uint8_t event_keys[PL_EVENTS_MOST][PL_EVENT_KEYS_BYTES];  /* an EPOCH slot's keys, which its
+                                              event points at; written by an EPOCH push only */
     uint32_t ev_head, ev_count;
+    uint32_t event_keys_out;               /* slot + 1 whose secret the host holds until its
+                                              next pure_link_event_next wipes it; 0: none */
     pl_pool pool;
     pl_key_cache keys;
     pl_blocks hole_tables;                 /* numbers of free hole tables (holes.c) */
@@ -606,11 +611,10 @@ struct pure_link {
 
 #define PL_MAGIC 0x706c6e6bu
 
-/* An EPOCH event's keys, which close the event struct (event.c). */
-#define PL_EVENT_KEYS_BYTES (sizeof(pure_link_event) - offsetof(pure_link_event, secret))
 /* pure_link_init clears the endpoint around its event slots: they lie together before ev_head. */
 _Static_assert(offsetof(pure_link, events) < offsetof(pure_link, event_stage_end) &&
-               offsetof(pure_link, event_stage_end) + sizeof(uint64_t) * PL_EVENTS_MOST <= offsetof(pure_link, ev_head),
+               offsetof(pure_link, event_stage_end) < offsetof(pure_link, event_keys) &&
+               offsetof(pure_link, event_keys) + sizeof(((pure_link *)0)->event_keys) <= offsetof(pure_link, ev_head),
                "the event slots lie together, before ev_head");
 
 #define PL_SENDER_KEYS(s) (&(s)->keys[(s)->key_cur])
@@ -625,6 +629,8 @@ void pl_fatal(pure_link *pl, int code);
 /* The services below both halves: random.c, event.c, epoch_keys.c, deadline.c. */
 void pl_random(pure_link *pl, void *out, size_t len);
 pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind);
+pure_link_event *pl_event_push_epoch(pure_link *pl, const uint8_t secret[32], const uint8_t sender_public[32],
+                                     const uint8_t receiver_public[32]);
 static inline uint32_t pl_events_room(const pure_link *pl) { return PL_EVENTS_MOST - pl->ev_count; }
 /* Takes the RECORD events of stream handle `stream` still queued out of the queue (their
  * bytes go back with a refused run's memory); returns how many. */

@@ -21,11 +21,9 @@ void pl_sender_emit(pure_link *pl, pl_sender *s) {
         s->stored_event_due = 0;
     }
     if (s->epoch_event_due && pl_events_room(pl) > 0) {
-        pure_link_event *ev = pl_event_push(pl, PURE_LINK_EVENT_EPOCH);
+        pure_link_event *ev = pl_event_push_epoch(pl, PL_SENDER_KEYS(s)->secret, pl->static_public,
+                                                  s->wiring.receiver_public);
         ev->sender = s->handle, ev->run = s->run, ev->epoch = s->epoch;
-        memcpy(ev->secret, PL_SENDER_KEYS(s)->secret, 32);
-        memcpy(ev->sender_public, pl->static_public, 32);
-        memcpy(ev->receiver_public, s->wiring.receiver_public, 32);
         s->epoch_event_due = 0;
     }
     pl_sender_check_closed(pl, s);

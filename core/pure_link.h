@@ -307,7 +307,7 @@ typedef enum pure_link_event_kind {
                                       log it (it comes again at each of the run's trials) */
 } pure_link_event_kind;
 
-/* Which fields each kind fills (the others are 0, or -1 for handles):
+/* Which fields each kind fills (the others are 0 or NULL, or -1 for handles):
  *   STREAM_OPEN  stream, peer, run, source, input, shape, record (the sender's base record),
  *                reason (PURE_LINK_OPEN_RESUME when the sender asks where to resume)
  *   RECORD       stream, peer, run, record, data/len (+ data2/len2)
@@ -341,9 +341,11 @@ typedef struct pure_link_event {
     const char *source;            /* STREAM_OPEN: names (NUL-terminated), valid until the next call */
     const char *input;
     uint64_t shape;                /* STREAM_OPEN */
-    uint8_t secret[32];            /* EPOCH: the epoch secret, for a keylog (spec/keylog.md) */
-    uint8_t sender_public[32];     /* EPOCH */
-    uint8_t receiver_public[32];   /* EPOCH */
+    const uint8_t *secret;         /* EPOCH: the epoch secret (32 bytes), for a keylog
+                                      (spec/keylog.md); inside the endpoint, valid until the
+                                      next call, and wiped by the next pure_link_event_next */
+    const uint8_t *sender_public;  /* EPOCH: 32 bytes, valid until the next call */
+    const uint8_t *receiver_public;/* EPOCH: 32 bytes, valid until the next call */
 } pure_link_event;
 
 /* Takes the next event into *ev; returns 1, or 0 when the queue is empty. */

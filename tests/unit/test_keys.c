@@ -657,10 +657,52 @@ static void sender_wipes_previous_keys_after_10s(void) {
     ll_free(&n);
 }
 
+/* An EPOCH event points at its keys inside the endpoint (no secret copied into the host's
+ * struct): both publics and the epoch's secret, which the next pure_link_event_next wipes;
+ * every other kind points at none. */
+static void epoch_event_keys_wiped_at_next_take(void) {
+    ll_net n;
+    ll_init(&n, 23, 5 * MS);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    CHECK(ll_wire(&n, b, a, "*") >= 0);
+    CHECK(ll_link(&n, a, b, "out", "in", 7) == 0);
+    n.node[a].hold_events = 1;  /* the sender's events wait in its queue */
+    queue(&n, a, 0, 20, 1000);
+    ll_run(&n, 2 * S, NULL, NULL);
+    static const uint8_t zero[32];
+    const pl_sender *s = &n.node[a].pl->senders[0];
+    CHECK(s->epoch >= 1);
+    pure_link_event ev;
+    const uint8_t *held = NULL;
+    uint8_t last_secret[32] = {0};
+    uint32_t epochs = 0, last_epoch = 0;
+    while (pure_link_event_next(n.node[a].pl, &ev)) {
+        if (held != NULL) CHECK_MEM(held, zero, 32);  /* the EPOCH taken before: wiped */
+        held = NULL;
+        if (ev.kind != PURE_LINK_EVENT_EPOCH) {
+            CHECK(ev.secret == NULL && ev.sender_public == NULL && ev.receiver_public == NULL);
+            continue;
+        }
+        CHECK(ev.secret != NULL && ev.sender_public != NULL && ev.receiver_public != NULL);
+        CHECK_MEM(ev.sender_public, n.node[a].pub, 32);
+        CHECK_MEM(ev.receiver_public, n.node[b].pub, 32);
+        CHECK(memcmp(ev.secret, zero, 32) != 0);
+        memcpy(last_secret, ev.secret, 32), last_epoch = ev.epoch;
+        held = ev.secret;
+        epochs++;
+    }
+    CHECK(held == NULL || memcmp(held, zero, 32) == 0);  /* the empty queue's call wiped it too */
+    CHECK(epochs >= 2);  /* epoch 0, then 1 */
+    CHECK_EQ_U(last_epoch, s->epoch);
+    CHECK_MEM(last_secret, PL_SENDER_KEYS(s)->secret, 32);
+    ll_free(&n);
+}
+
 TEST_MAIN(TEST_CASE(memo_restart_no_lost_no_x25519), TEST_CASE(no_memo_lost_recovery_no_nonce_reuse),
           TEST_CASE(no_memo_host_mark_above_sender_base),
           TEST_CASE(replay_after_restart_delivers_nothing), TEST_CASE(address_change_mid_transfer),
           TEST_CASE(spoofed_address_never_validated), TEST_CASE(epoch_change_mid_transfer),
           TEST_CASE(memo_torn_writes_old_or_new), TEST_CASE(lost_size_condition_and_rate_at_the_edge),
           TEST_CASE(lost_address_and_endpoint_bounds), TEST_CASE(lost_queue_full_displaces_the_flood),
-          TEST_CASE(sender_wipes_previous_keys_after_10s))
+          TEST_CASE(sender_wipes_previous_keys_after_10s),
+          TEST_CASE(epoch_event_keys_wiped_at_next_take))
