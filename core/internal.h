@@ -377,6 +377,8 @@ typedef struct pl_run {
     uint32_t have_table;                   /* its number + 1; 0: none */
     uint8_t stored_pending;
     uint8_t broken;                        /* the record stream failed to parse: no delivery */
+    uint8_t deliver_capped;                /* delivery stopped at unstored_records_most: only a
+                                              STORED from the host lets it on (pure_link_stored) */
     uint8_t open_event_due, epoch_event_due, refused_event_due;
     uint64_t timers[PL_RT_COUNT];          /* set through pl_run_timer_set (deadline.c) */
     uint64_t deadline_ns;                  /* the earliest of timers while in use: its heap key */

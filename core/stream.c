@@ -330,7 +330,10 @@ void pl_receiver_deliver(pure_link *pl, pl_run *r) {
         }
         if (r->deliver_record >= r->host_mark) {
             if (pl_events_room(pl) == 0) { pl_run_hold(pl, r); break; }
-            if (r->deliver_record - r->stored_record >= pl->config.unstored_records_most) break;
+            if (r->deliver_record - r->stored_record >= pl->config.unstored_records_most) {
+                r->deliver_capped = 1;
+                break;
+            }
             pure_link_event tmp;
             uint64_t stage_end;
             if (record_bytes(pl, r, start, (size_t)len, &tmp, &stage_end) != 0) { pl_run_hold(pl, r); break; }
@@ -372,7 +375,11 @@ int pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns)
     if (n <= r->stored_record) return 0;
     pl->stats.records_stored += n - r->stored_record;
     stored_to(pl, r, n);
-    pl_receiver_deliver(pl, r);  /* room in the unstored ring may let more through */
+    if (r->deliver_capped) {  /* room in the unstored ring lets more through; nothing else stops
+                                 delivery that a STORED moves on */
+        r->deliver_capped = 0;
+        pl_receiver_deliver(pl, r);
+    }
     pl_run_ready(pl, r);         /* its STORED is due */
     return 0;
 }
