@@ -22,11 +22,7 @@ pure_link_event *pl_event_push(pure_link *pl, pure_link_event_kind kind) {
     pure_link_event *ev = &pl->events[at];
     pl->event_stage_end[at] = 0;
     pl->ev_count++;
-    memset(ev, 0, sizeof *ev);
-    ev->kind = kind;
-    ev->sender = -1;
-    ev->stream = -1;
-    ev->peer = -1;
+    *ev = (pure_link_event){.kind = kind, .sender = -1, .stream = -1, .peer = -1};  /* the rest 0 */
     return ev;
 }
 

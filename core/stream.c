@@ -386,6 +386,13 @@ int pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns)
 
 /* ---- One authentic packet ---- */
 
+/* Does the packet carry record bytes?  Asked only for a STREAM frame (the rare one). */
+static int has_records(const pl_frame *frames, int count) {
+    for (int i = 0; i < count; i++)
+        if (frames[i].type == PL_FRAME_RECORDS || frames[i].type == PL_FRAME_RECORD) return 1;
+    return 0;
+}
+
 void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, const pl_frame *frames, int count,
                       size_t datagram_len, uint64_t pn, uint32_t epoch, uint64_t now_ns) {
     int highest = r->largest_pn == PL_NONE || pn > r->largest_pn;
@@ -399,14 +406,12 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
         r->accept_pending = 0;
         pl_run_timer_set(pl, r, PL_RT_OLD_EPOCH, now_ns + PL_OLD_EPOCH_NS);
     }
-    int accepted = 1, alone = 1;
-    for (int i = 0; i < count; i++)
-        if (frames[i].type == PL_FRAME_RECORDS || frames[i].type == PL_FRAME_RECORD) alone = 0;
+    int accepted = 1;
     for (int i = 0; i < count; i++) {
         const pl_frame *f = &frames[i];
         switch (f->type) {
         case PL_FRAME_OFFER: on_offer(pl, r, f, epoch, now_ns); break;
-        case PL_FRAME_STREAM: on_stream(pl, r, f, alone, now_ns); break;
+        case PL_FRAME_STREAM: on_stream(pl, r, f, !has_records(frames, count), now_ns); break;
         case PL_FRAME_RECORDS:
         case PL_FRAME_RECORD: accepted &= on_records(pl, r, f); break;
         case PL_FRAME_RESPONSE:
