@@ -30,6 +30,7 @@ void pl_sender_set_epoch(pure_link *pl, pl_sender *s, uint32_t epoch, const uint
     pl_epoch_keys_set(pl, PL_SENDER_KEYS(s), epoch, secret, pl->static_public, s->wiring.receiver_public, s->run,
                       reply_run, reply_known);
     s->epoch = epoch;
+    s->epoch_field = pl_epoch_field(epoch);
     s->epoch_started_ns = pl->now_ns;
     s->epoch_packets = 0;
     s->epoch_first_pn = s->pn_next;

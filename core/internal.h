@@ -211,6 +211,7 @@ typedef struct pl_sender {
                                               contexts may not be copied, so they rotate */
     uint8_t key_cur;
     uint32_t epoch;
+    uint8_t epoch_field;                   /* pl_epoch_field(epoch), set with it: each packet's header */
     uint8_t offer_secret[32], offer_public[32];
     uint32_t offer_epoch;                  /* epoch offered and not accepted yet; 0: none */
     uint64_t epoch_started_ns, epoch_packets;

@@ -59,14 +59,6 @@ void pl_rtt_on_sample(pl_rtt *rtt, uint64_t sample_ns, uint64_t ack_delay_ns, ui
     assert(rtt->rtt_ns_smoothed <= PL_RTT_NS_MOST);
 }
 
-uint64_t pl_rtt_pto_ns(const pl_rtt *rtt, uint64_t ack_delay_ns_most) {
-    assert(rtt != NULL);
-    assert(ack_delay_ns_most <= PL_RTT_NS_MOST);
-    uint64_t spread_ns = 4 * rtt->rtt_ns_variance;
-    if (spread_ns < PL_RTT_NS_GRANULARITY) spread_ns = PL_RTT_NS_GRANULARITY;
-    return rtt->rtt_ns_smoothed + spread_ns + ack_delay_ns_most;
-}
-
 uint64_t pl_rtt_persistent_congestion_ns(const pl_rtt *rtt, uint64_t ack_delay_ns_most) {
     return pl_rtt_pto_ns(rtt, ack_delay_ns_most) * PL_RTT_PERSISTENT_CONGESTION_PTOS;
 }

@@ -6,6 +6,7 @@
 #ifndef PL_RTT_H
 #define PL_RTT_H
 
+#include <assert.h>
 #include <stdint.h>
 
 /* The RTT assumed before the first sample.  A local choice (RFC 9002 suggests 333 ms for
@@ -33,8 +34,14 @@ void pl_rtt_init(pl_rtt *rtt, uint64_t rtt_ns_initial);
  * packet; ack_delay_ns = the delay the receiver reported; ack_delay_ns_most = the receiver's
  * maximum ack delay (the reported delay is capped at it). */
 void pl_rtt_on_sample(pl_rtt *rtt, uint64_t sample_ns, uint64_t ack_delay_ns, uint64_t ack_delay_ns_most);
-/* The probe timeout period, before backoff: srtt + max(4 rttvar, granularity) + max ack delay. */
-uint64_t pl_rtt_pto_ns(const pl_rtt *rtt, uint64_t ack_delay_ns_most);
+/* The probe timeout period, before backoff: srtt + max(4 rttvar, granularity) + max ack delay
+ * (inline: every packet sent arms the loss timer with it). */
+static inline uint64_t pl_rtt_pto_ns(const pl_rtt *rtt, uint64_t ack_delay_ns_most) {
+    assert(ack_delay_ns_most <= PL_RTT_NS_MOST);
+    uint64_t spread_ns = 4 * rtt->rtt_ns_variance;
+    if (spread_ns < PL_RTT_NS_GRANULARITY) spread_ns = PL_RTT_NS_GRANULARITY;
+    return rtt->rtt_ns_smoothed + spread_ns + ack_delay_ns_most;
+}
 /* The span of losses that establishes persistent congestion (RFC 9002 §7.6.1). */
 uint64_t pl_rtt_persistent_congestion_ns(const pl_rtt *rtt, uint64_t ack_delay_ns_most);
 

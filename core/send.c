@@ -328,7 +328,7 @@ int pl_sender_pull(pure_link *pl, pl_sender *s, uint8_t *buf, size_t cap, pure_l
     memset(&h, 0, sizeof h);
     h.reply = 0;
     h.pn_len = (uint8_t)pn_len;
-    h.epoch_field = pl_epoch_field(s->epoch);
+    h.epoch_field = s->epoch_field;
     h.key_id = pl->static_key_id;
     h.run = s->run;
     h.pn_truncated = pl_pn_truncate(pn, pn_len);
