@@ -193,7 +193,12 @@ static void pl_bbr_update_latest(pl_cc_bbr *b, const pl_rate_sample *rs, uint64_
     b->loss_round_start = 1;
     b->loss_round_bw = pl_bbr_loss_round_rate(b, now_ns);
     b->loss_round_start_ns = now_ns;
-    uint64_t lost = b->loss_round_lost_bytes, all = lost + b->loss_round_acked_bytes;
+    /* Losses that ended Startup were answered there (inflight_hi, Drain): judged again at
+     * the end of their loss round, in Drain, they cut bw_lo to the rate Startup had reached
+     * when they came, and the sender paced below the path until the next probe, seconds
+     * later (pl_bbr_check_startup_high_loss). */
+    uint64_t lost = b->loss_round_answered ? 0 : b->loss_round_lost_bytes, all = lost + b->loss_round_acked_bytes;
+    b->loss_round_answered = 0;
     b->loss_round_congested = lost > 0 && lost * 100 > all * PL_BBR_LOSS_THRESH_PERCENT;
     b->loss_round_queue_loss = lost > 0 && pl_bbr_standing_queue(b);
     b->loss_round_rtt_min_ns = PL_BBR_NONE;
@@ -333,11 +338,15 @@ static void pl_bbr_check_full_bw(pl_cc_bbr *b, const pl_rate_sample *rs) {
 }
 
 /* Startup also ends on heavy loss (a queue that overflowed): the flight that lost is an
- * upper bound. */
+ * upper bound.  That is the whole answer to the losses of the loss round under way, which
+ * ends in Drain: there they are not judged again (Linux's BBRv3 ends Startup on loss only
+ * at a loss round's end, while Startup, a probing state, keeps the lower bounds out of it).
+ * A loss round that ended with this very sample was judged in Startup already. */
 static void pl_bbr_check_startup_high_loss(pl_cc_bbr *b, int loss_exit) {
     if (b->full_bw_reached || b->mode != PL_BBR_STARTUP || !loss_exit) return;
     b->full_bw_reached = 1;
     b->startup_loss_exit = 1;
+    b->loss_round_answered = !b->loss_round_start;
     b->inflight_hi = pl_max64(pl_bbr_bdp_multiple(b, b->max_bw, PL_BBR_GAIN_UNIT), b->inflight_latest);
 }
 

@@ -466,6 +466,46 @@ static void startup_exits_on_heavy_loss(void) {
     CHECK(sbbr(&s)->inflight_hi != NONE);
 }
 
+/* Startup ended by losses declared mid-way through a loss round (random loss: six in the
+ * round that reached about the BDP).  The exit is their answer: the loss round ends in Drain
+ * and cuts no lower bound, so the estimate follows the faster rounds that Startup's last
+ * flight still delivers.  (Judged again there, the round cut bw_lo to the rate Startup had
+ * reached by then: M6 RTT 100 ms, 1 % loss, seed 3 paced at 33 Mbit/s of a 50 Mbit/s path
+ * for 6 s, until its first probe.) */
+static void startup_loss_exit_is_the_rounds_answer(void) {
+    syn s;
+    syn_startup_growing(&s);
+    s.rate = MBIT(8);
+    uint64_t prior = s.delivered;
+    uint64_t step_ns = s.rtt_ns / 90;
+    for (uint32_t i = 0; i < 80; i++) {
+        s.now_ns += step_ns;
+        /* After the ACK that begins this round (and a loss round): 8 losses of 80. */
+        if (i == 1)
+            for (int k = 0; k < 8; k++) s.episode = pl_cc_on_lost(&s.cc, MSS, s.now_ns - s.rtt_ns, s.now_ns);
+        syn_ack(&s.cc, &s.rtt, &s.delivered, prior, MSS, s.rate, s.rtt_ns, 80ull * MSS, 0, s.now_ns);
+    }
+    CHECK(sbbr(&s)->full_bw_reached);
+    CHECK(sbbr(&s)->startup_loss_exit);
+    CHECK_EQ_U(sbbr(&s)->mode, PL_BBR_DRAIN);
+    CHECK(sbbr(&s)->inflight_hi != NONE);
+    /* The loss round ends at the next round's first ACK, in Drain; the rounds after it
+     * deliver more. */
+    s.rate = MBIT(16);
+    syn_round(&s, 80, 0, 0);
+    CHECK_EQ_U(sbbr(&s)->bw_lo, NONE);
+    CHECK_EQ_U(sbbr(&s)->inflight_lo, NONE);
+    s.rate = MBIT(24);
+    syn_round(&s, 80, 0, 0);
+    CHECK_EQ_U(sbbr(&s)->max_bw, MBIT(24));
+    CHECK_EQ_U(sbbr(&s)->bw, MBIT(24));
+    /* A congested round after it is judged as ever: the lower bounds fall. */
+    syn_round(&s, 80, 0, 0);
+    syn_round(&s, 80, 8, 0);
+    syn_round(&s, 80, 0, 0);
+    CHECK(sbbr(&s)->bw_lo != NONE || sbbr(&s)->inflight_lo != NONE);
+}
+
 static void drain_empties_the_queue(void) {
     /* 50 Mbit/s, RTT 20 ms, a queue of 4 BDP: Startup fills some of it, Drain must leave
      * no more than Startup's pacing quantum behind. */
@@ -973,7 +1013,8 @@ static void same_inputs_same_run(void) {
 TEST_MAIN(TEST_CASE(interface_selects_bbr), TEST_CASE(rounds_count_by_delivered),
           TEST_CASE(startup_exits_after_bw_stops_growing), TEST_CASE(startup_paces_from_the_initial_window),
           TEST_CASE(startup_doubles_per_round), TEST_CASE(startup_app_limited_rounds_do_not_count),
-          TEST_CASE(startup_exits_on_heavy_loss), TEST_CASE(drain_empties_the_queue),
+          TEST_CASE(startup_exits_on_heavy_loss),
+          TEST_CASE(startup_loss_exit_is_the_rounds_answer), TEST_CASE(drain_empties_the_queue),
           TEST_CASE(startup_exit_round_in_path), TEST_CASE(bw_filter_tracks_step_down),
           TEST_CASE(app_limited_samples_only_raise_bw),
           TEST_CASE(app_limited_samples_stay_out_of_a_new_cycle), TEST_CASE(pacing_rate_is_gain_times_bw),
