@@ -5,7 +5,8 @@
 
 Usage: python3 tests/interop/against_recv.py [--tool build/pure-link] [--keep DIR] [-v] CASE
 CASE: amplification | black_hole | bulk | epochs | move | mtu | one_record | refused |
-      restart_memo | restart_nomemo | resume_kill9 | resume_sigint | sizes
+      restart_memo | restart_nomemo | resume_kill9 | resume_replay | resume_sigint |
+      resume_stop_restart | sizes
 Exit 0 when the case passes; every failed check is printed.
 """
 
@@ -15,6 +16,7 @@ import random
 import select
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -428,6 +430,117 @@ def case_resume(tool, tmp, log, how):
     return chk.finish()
 
 
+class _Keeping:
+    """A sender's socket that keeps a copy of every datagram sent (the test's own tap:
+    what a party on the path could capture)."""
+
+    def __init__(self, sock, kept):
+        self._sock, self._kept = sock, kept
+
+    def sendto(self, d, to):
+        self._kept.append(d)
+        return self._sock.sendto(d, to)
+
+    def __getattr__(self, name):
+        return getattr(self._sock, name)
+
+
+def resuming(rx, ssec, records, log, **kw):
+    """sender.py's Sender, resuming (protocol.md §4.3), its datagrams kept in s.kept."""
+    s = new_sender(rx, ssec, records, log, resume=True, **kw)
+    s.kept = []
+    s.sock = _Keeping(s.sock, s.kept)
+    return s
+
+
+def case_resume_replay(tool, tmp, log):
+    """protocol.md §4.3 "Why the proof and not the ask": A, resuming, sends records 0..299
+    of an 800-record input and ends, its first datagram (its ask) kept; B, resuming on the
+    whole input, is answered 300 and sends the rest, paced.  Mid-way pure-link recv is
+    killed by kill -9 and started again without its memo; once B (after its LOST) has heard
+    50 more stored, A's ask is replayed to it from another port.  The receiver builds A's
+    run again from it and may answer it, but a replay is never proven live: B is not cut
+    off, finishes, and every record is in the record file once (tests/interop/README.md
+    item 60)."""
+    chk = Check("resume_replay")
+    records = small_records(random.Random(31), 800, 200, 2500)
+    rx, ssec, spub = setup(tool, tmp)
+    a = resuming(rx, ssec, records[:300], log)
+    t0 = time.monotonic()
+    chk.expect("A stores its 300 records", a.run_until(a.done, t0 + CASE_SECONDS / 4), a.S)
+    ask = a.kept[0] if a.kept else None
+    a.sock.close()
+    chk.expect("A's first datagram was an ask (STREAM, no record bytes)", ask is not None and
+               a.sent_log[0][5] and "STREAM" in a.sent_log[0][5] and
+               "RECORDS" not in a.sent_log[0][5], a.sent_log[:1])
+    b = resuming(rx, ssec, records, log, pace_pps=300)
+    b.run_until(lambda: b.S >= 400 and b.epoch >= 1, t0 + CASE_SECONDS / 2)
+    chk.expect("B answered 300", b.resumed_at == 300, b.resumed_at)
+    chk.expect("B mid-way at the kill", 400 <= b.S < 700, b.S)
+    rx.kill()
+    os.unlink(rx.memo)
+    rx.start(port=rx.port)
+    at_restart = b.S
+    b.run_until(lambda: b.S >= at_restart + 50 and b.lost_honoured >= 1, t0 + 3 * CASE_SECONDS / 4)
+    chk.expect("B heard a LOST and stored 50 more before the replay",
+               b.lost_honoured >= 1 and b.S >= at_restart + 50, (b.lost_honoured, b.S))
+    replayer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if ask is not None:
+        replayer.sendto(ask, ("127.0.0.1", rx.port))
+    at_replay = b.S
+    ok = b.run_until(b.done, t0 + CASE_SECONDS)
+    replayer.close()
+    chk.expect("B is not cut off: it hears every record stored", ok, (at_replay, b.S))
+    rrc, st = rx.stop()
+    chk.expect("receiver exits 0 on SIGTERM", rrc == 0, rrc)
+    runs = check_resumed(chk, store_frames(rx, spub), records)
+    chk.fact("killed at %d stored, replayed at %d, B ended at %d; runs (first, count): %s" % (
+        at_restart, at_replay, b.S, [("%016x" % r, f, c) for r, f, c in runs]))
+    chk.expect("A's run from 0, then B's from 300", [(r, f) for r, f, _ in runs] ==
+               [(a.run, 0), (b.run, 300)], runs)
+    return chk.finish()
+
+
+def case_resume_stop_restart(tool, tmp, log):
+    """protocol.md §4.3 "Why durable": A, resuming, paced, is paused (no more steps, its
+    records in flight left as they are) once it heard 300 of 800 stored; B, resuming on the
+    same input, is answered m, takes the source over and sends it to the end.  pure-link
+    recv is killed by kill -9 and started again with its memo, then A goes on for 3 s: its
+    run comes back from the memo and it sends its records from its stored mark, none of
+    which may be stored again (tests/interop/README.md item 61)."""
+    chk = Check("resume_stop_restart")
+    records = small_records(random.Random(32), 800, 200, 2500)
+    rx, ssec, spub = setup(tool, tmp)
+    a = resuming(rx, ssec, records, log, pace_pps=300)
+    t0 = time.monotonic()
+    a.run_until(lambda: a.S >= 300 and a.epoch >= 1, t0 + CASE_SECONDS / 3)
+    chk.expect("A paused mid-way, in epoch 1", 300 <= a.S < 700 and a.epoch >= 1, (a.S, a.epoch))
+    at_pause = a.S
+    b = resuming(rx, ssec, records, log)
+    ok = b.run_until(b.done, t0 + 2 * CASE_SECONDS / 3)
+    chk.expect("B hears every record stored", ok, b.S)
+    chk.expect("B answered at least where A was heard stored",
+               b.resumed_at is not None and b.resumed_at >= at_pause, (b.resumed_at, at_pause))
+    rx.kill()
+    rx.start(port=rx.port)
+    sent_before = a.pn
+    a.run_until(lambda: False, time.monotonic() + 3.0)
+    chk.expect("A sent again after the restart", a.pn > sent_before, (sent_before, a.pn))
+    rrc, st = rx.stop()
+    chk.expect("receiver exits 0 on SIGTERM", rrc == 0, rrc)
+    frames = store_frames(rx, spub)
+    chk.expect("one frame per record", len(frames) == len(records), len(frames))
+    runs = check_resumed(chk, frames, records)
+    chk.fact("A paused at %d stored, B answered %s; A sent %d packets after the restart, "
+             "heard %d stored; runs (first, count): %s" % (
+                 at_pause, b.resumed_at, a.pn - sent_before, a.S,
+                 [("%016x" % r, f, c) for r, f, c in runs]))
+    if st:
+        chk.fact("second receiver: memo_runs_restored %d, records_stored %d" % (
+            st["endpoint"]["memo_runs_restored"], st["endpoint"]["records_stored"]))
+    return chk.finish()
+
+
 def _log(verbose):
     return (lambda m: sys.stderr.write(m + "\n")) if verbose else None
 
@@ -692,6 +805,8 @@ def case_one_record(tool, tmp, log):
 CASES = {
     "resume_sigint": lambda t, d, v: case_resume(t, d, _log(v), "sigint"),
     "resume_kill9": lambda t, d, v: case_resume(t, d, _log(v), "kill9"),
+    "resume_replay": lambda t, d, v: case_resume_replay(t, d, _log(v)),
+    "resume_stop_restart": lambda t, d, v: case_resume_stop_restart(t, d, _log(v)),
     "amplification": lambda t, d, v: case_amplification(t, d, _log(v)),
     "one_record": lambda t, d, v: case_one_record(t, d, _log(v)),
     "black_hole": lambda t, d, v: case_black_hole(t, d, _log(v)),
