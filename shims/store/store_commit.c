@@ -10,6 +10,7 @@
  * (header and records), after which it is renamed into place; the second fsyncs the
  * directory (once for every file renamed there) and only then are its records claimed.
  * Directories go last in a batch's descriptors: they take fsync, the files fdatasync. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -83,6 +84,21 @@ static void flush_dirty(pl_store *s) {
     }
 }
 
+/* A batch with nothing to sync never opens, so no commit_end will close it: the streams it
+ * took (dirty with nothing new, as after a write at begin that failed before a whole frame
+ * went) leave it now.  Left in it, their input could never be tried again (st_input_retry
+ * waits for their batch to end).  Nothing was appended since the last batch ended, so
+ * their ends are the durable ones and nothing of them waits to be claimed. */
+static void batch_drop_empty(pl_store *s) {
+    for (size_t i = 0; i < s->batch_len; i++) {
+        st_stream *st = s->batch[i];
+        assert(st->end_batch == st->end_durable);
+        st->runs_batch_len = 0;
+        st->in_batch = 0;
+    }
+    s->batch_len = 0;
+}
+
 int pl_store_commit_begin(pl_store *s, int *fds, size_t fds_most, size_t *dirs) {
     *dirs = 0;
     if (s->batch_open) return -EALREADY;
@@ -104,6 +120,7 @@ int pl_store_commit_begin(pl_store *s, int *fds, size_t fds_most, size_t *dirs) 
     s->dirty_len = kept;
     for (size_t i = 0; i < s->inputs_len; i++)
         if (s->inputs[i].dir_in_batch) fds[n++] = s->inputs[i].dir_fd;
+    if (n == 0) batch_drop_empty(s);
     s->batch_fds = n;
     s->batch_dirs = *dirs = d;
     s->batch_open = n > 0;

@@ -745,6 +745,46 @@ static void efbig_rlimit_fsize(void) {
     pl_store_close(s);
 }
 
+/* A write at a batch's begin fails before a whole frame went, on a receiver with nothing
+ * else to sync: the batch has no descriptor, and the failed input must still be tried
+ * again after its interval (no stream of it may be left waiting for that batch). */
+static void failed_write_alone_is_retried(void) {
+    const char *dir = tmp_dir(NULL);
+    acks a;
+    st_notify n = notify_of(&a);
+    pl_store *s = open_store(dir, 0);  /* (it ignores SIGXFSZ, so the limit is an error) */
+    CHECK_EQ_U(bind(s, 0, "idle", 5), 0);
+    for (uint64_t k = 0; k < 10; k++) CHECK(put(s, 0, 5, k, &n) == 0);
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[0], 10);
+    char path[600];
+    stream_path(path, sizeof path, dir, "idle", ".plr");
+    struct rlimit old, lim;
+    CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    lim.rlim_cur = file_size(path), lim.rlim_max = old.rlim_max;  /* not one byte more */
+    CHECK(put(s, 0, 5, 10, &n) == 0);  /* in the write buffer */
+    CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    CHECK(commit(s, &n) == 0);  /* the write fails whole: nothing to sync */
+    CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    CHECK(pl_store_input_failed(s, "in") == -EFBIG);
+    CHECK(pl_store_pending(s) == 0);
+    CHECK_EQ_U(a.stored[0], 10);
+    /* Idle: the sender's retry after the interval binds the run again at its durable mark. */
+    int answer;
+    int64_t mark;
+    s->now_ns = PL_STORE_INPUT_RETRY_NS;
+    CHECK(st_open_stream(s, 0, 0, 5, "idle", "in", 7, &answer, &mark, err, sizeof err) == 0);
+    CHECK(answer == 0 && mark == 10);
+    CHECK(pl_store_input_failed(s, "in") == 0);
+    for (uint64_t k = 10; k < 20; k++) CHECK(put(s, 0, 5, k, &n) == 0);
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[0], 20);
+    pl_store_close(s);
+    seen_runs r = read_stream(dir, "idle");
+    CHECK_EQ_U(r.frames, 20);
+    CHECK_EQ_U(seen_next(&r, 5), 20);
+}
+
 static void enospc_small_tmpfs(void) {
     const char *dir = tmp_dir(NULL);
     if (mount("tmpfs", dir, "tmpfs", 0, "size=256k") != 0) {
@@ -1451,7 +1491,7 @@ TEST_MAIN(TEST_CASE(crc32c_paths_agree), TEST_CASE(frame_header_across_a_read_ed
           TEST_CASE(rebind_on_other_handle), TEST_CASE(new_file_named_after_its_bytes),
           TEST_CASE(new_file_crash_before_and_after_rename), TEST_CASE(new_file_rename_refused),
           TEST_CASE(same_file_name_refused), TEST_CASE(refusals_counted), TEST_CASE(kill9_mid_append_and_commit),
-          TEST_CASE(efbig_rlimit_fsize), TEST_CASE(enospc_small_tmpfs), TEST_CASE(file_bound_edge),
+          TEST_CASE(efbig_rlimit_fsize), TEST_CASE(failed_write_alone_is_retried), TEST_CASE(enospc_small_tmpfs), TEST_CASE(file_bound_edge),
           TEST_CASE(e2e_receiver_crash_restart), TEST_CASE(e2e_receiver_power_loss_restart),
           TEST_CASE(memo_round_trip_endpoint), TEST_CASE(limits_inputs_and_names), TEST_CASE(limits_streams_per_input),
           TEST_CASE(limits_runs_kept), TEST_CASE(index_checkpoint), TEST_CASE(whole_read_across_buffer_edges),
