@@ -1486,6 +1486,82 @@ static void resume_ask_alone_cuts_nothing(void) {
     CHECK_EQ_U(read_sequence(dir, "g"), 530);
 }
 
+/* ---- Power lost at each sync of the owner log ---- */
+enum { CUT_BEFORE_ASK, CUT_AFTER_ASK, CUT_BEFORE_TAKEOVER, CUT_AFTER_TAKEOVER };
+/* The power goes: the record file keeps what was synced (and 5 torn bytes), the owner log
+ * its first plo_bytes (and 5 torn bytes of an entry written but not synced). */
+static void power_cut(pl_store *s, const char *dir, uint64_t plo_bytes) {
+    CHECK_EQ_U(s->inputs[0].streams_len, 1);
+    uint64_t durable = s->inputs[0].streams[0]->end_durable;
+    pl_store_close(s);
+    char path[600];
+    const char *suffix[2] = {".plr", ".plo"};
+    uint64_t keep[2] = {durable + 5, plo_bytes + 5};
+    for (int i = 0; i < 2; i++) {
+        stream_path(path, sizeof path, dir, "g", suffix[i]);
+        uint64_t size = file_size(path);
+        CHECK(truncate(path, (off_t)(keep[i] < size ? keep[i] : size)) == 0);
+    }
+}
+
+/* Run 2 resumes the source run 1 owns, and the power goes just before or just after the
+ * owner log's sync of its ask or of its takeover.  After the restart no record is in the
+ * file twice, none acknowledged is lost, and once the takeover was synced run 1 stays cut
+ * off; before it, run 1 still owns the source until run 2 asks and takes over again. */
+static void owner_log_power_cut(int cut) {
+    const char *dir = tmp_dir(NULL);
+    acks a;
+    st_notify n = notify_of(&a);
+    pl_store *s = resumed_by_run_1(dir, 300, &n);
+    char plo[600];
+    stream_path(plo, sizeof plo, dir, "g", ".plo");
+    uint64_t synced = file_size(plo);
+    CHECK_EQ_U(synced, 2 * ST_OWNER_ENTRY_BYTES);  /* run 1 asked and took over */
+    CHECK_EQ_U(ask(s, 1, "g", 2), 300);
+    CHECK_EQ_U(file_size(plo), synced + ST_OWNER_ENTRY_BYTES);
+    if (cut != CUT_BEFORE_ASK) synced = file_size(plo);
+    if (cut >= CUT_BEFORE_TAKEOVER) {
+        puts_from(s, 1, 2, 300, 310, &n);  /* its first record takes over: not committed */
+        puts_from(s, 0, 1, 300, 305, &n);  /* cut off */
+        CHECK_EQ_U(file_size(plo), synced + ST_OWNER_ENTRY_BYTES);
+        if (cut == CUT_AFTER_TAKEOVER) synced = file_size(plo);
+    }
+    CHECK(a.stored[0] == 300 && a.stored[1] == 0);
+    power_cut(s, dir, synced);
+
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, "g", 1), 300);  /* nothing acknowledged lost */
+    uint64_t end = 300;
+    if (cut != CUT_AFTER_TAKEOVER) {
+        puts_from(s, 0, 1, 300, 350, &n);  /* run 1 owns the source still */
+        CHECK(commit(s, &n) == 0);
+        CHECK_EQ_U(a.stored[0], 350);
+        CHECK_EQ_U(ask(s, 1, "g", 2), 350);  /* run 2 asks again */
+        end = 350;
+    } else {
+        CHECK_EQ_U(bind(s, 1, "g", 2), 300);
+    }
+    puts_from(s, 1, 2, end, 400, &n);
+    puts_from(s, 0, 1, end, 420, &n);  /* cut off */
+    CHECK(commit(s, &n) == 0);
+    CHECK_EQ_U(a.stored[0], end);
+    CHECK_EQ_U(a.stored[1], 400);
+    pl_store_close(s);
+    CHECK_EQ_U(read_sequence(dir, "g"), 400);  /* each record once, in order */
+
+    /* And after one more restart, run 1 is still cut off. */
+    s = open_store(dir, 0);
+    CHECK_EQ_U(bind(s, 0, "g", 1), end);
+    puts_from(s, 0, 1, end, 450, &n);
+    CHECK(commit(s, &n) == 0);
+    pl_store_close(s);
+    CHECK_EQ_U(read_sequence(dir, "g"), 400);
+}
+static void owner_log_cut_before_ask_sync(void) { owner_log_power_cut(CUT_BEFORE_ASK); }
+static void owner_log_cut_after_ask_sync(void) { owner_log_power_cut(CUT_AFTER_ASK); }
+static void owner_log_cut_before_takeover_sync(void) { owner_log_power_cut(CUT_BEFORE_TAKEOVER); }
+static void owner_log_cut_after_takeover_sync(void) { owner_log_power_cut(CUT_AFTER_TAKEOVER); }
+
 TEST_MAIN(TEST_CASE(crc32c_paths_agree), TEST_CASE(frame_header_across_a_read_edge), TEST_CASE(frame_read_outcomes), TEST_CASE(append_commit_reopen), TEST_CASE(torn_tail_every_offset), TEST_CASE(fsync_failure_never_claimed),
           TEST_CASE(one_input_fails_the_other_goes_on),
           TEST_CASE(rebind_on_other_handle), TEST_CASE(new_file_named_after_its_bytes),
@@ -1496,4 +1572,6 @@ TEST_MAIN(TEST_CASE(crc32c_paths_agree), TEST_CASE(frame_header_across_a_read_ed
           TEST_CASE(memo_round_trip_endpoint), TEST_CASE(limits_inputs_and_names), TEST_CASE(limits_streams_per_input),
           TEST_CASE(limits_runs_kept), TEST_CASE(index_checkpoint), TEST_CASE(whole_read_across_buffer_edges),
           TEST_CASE(batch_bound_and_missing), TEST_CASE(durable_bytes_leave_the_cache),
-          TEST_CASE(resume_cut_outlives_restart), TEST_CASE(resume_ask_alone_cuts_nothing))
+          TEST_CASE(resume_cut_outlives_restart), TEST_CASE(resume_ask_alone_cuts_nothing),
+          TEST_CASE(owner_log_cut_before_ask_sync), TEST_CASE(owner_log_cut_after_ask_sync),
+          TEST_CASE(owner_log_cut_before_takeover_sync), TEST_CASE(owner_log_cut_after_takeover_sync))
