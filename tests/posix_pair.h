@@ -38,6 +38,9 @@ typedef struct pp_options {
     int (*io_open)(pl_io **out, const pl_io_options *options, char *err, size_t err_len); /* NULL: POSIX */
     pl_store *store;          /* NULL: the host says each record stored at once; else this
                                  store (input "in", shape 7) answers and stores */
+    int64_t hold_after;       /* > 0: the sender queues no record past this many until it has
+                                 heard STORED, so that at least one claim comes mid-transfer
+                                 however the machine's load groups the receiver's commits */
 } pp_options;
 
 typedef struct pp_node {
@@ -117,6 +120,7 @@ static int pp_send_event(void *ctx, pure_link *pl, const pure_link_event *ev, in
 static int pp_send_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {
     pp_node *n = ctx;
     while (n->queued < n->o->count) {
+        if (n->o->hold_after > 0 && n->queued >= n->o->hold_after && n->stored == 0) break;
         size_t len = pp_len(n->o, n->queued);
         if (n->o->check)
             for (size_t k = 0; k < len; k++) n->rec[k] = pp_byte(n->queued, k);
