@@ -121,4 +121,5 @@ def main():
         check(args[0], int(args[1]), int(args[2]), 1)
         args = args[3:]
 
-main()
+if __name__ == "__main__":  # tests/sh/gen_gated.py imports expected()
+    main()

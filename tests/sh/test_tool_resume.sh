@@ -8,34 +8,43 @@ set -u
 make_keys
 N=300000 Z=200
 resume_recv
-send() { resume_send "$@"; }
+send() { resume_sender "$@"; }
 # wait_stored K: until the store holds at least K records (10 s at most).
 wait_stored() {
     i=0; until [ "$(stored_now)" -ge "$1" ]; do i=$((i + 1)); [ $i -gt 500 ] && fail "store stuck at $(stored_now)"; sleep 0.02; done
 }
 # A sender stopped by SIGINT, then killed with -9, each mid-transfer, then run to the end.
-send 2> "$work/s1.log" & spid=$!; pids="$pids $spid"
+echo 20000 > "$work/gate"
+resume_send_gated "$work/s1.log"
 wait_stored 5000
 kill -INT $spid; wait $spid; st=$?
+kill $gpid 2>/dev/null; wait $gpid 2>/dev/null
 [ $st = 6 ] || fail "SIGINT: exit $st, want 6 (stopped)"
 grep -q "stopped by a signal" "$work/s1.log" || fail "SIGINT: $(cat "$work/s1.log")"
 a=$(stored_now)
 [ "$a" -lt $N ] || fail "the first run stored all $N before it was stopped"
-send 2> "$work/s2.log" & spid=$!; pids="$pids $spid"
+echo $((a + 20000)) > "$work/gate"
+resume_send_gated "$work/s2.log"
 wait_stored $((a + 5000))
 kill -9 $spid; wait $spid 2>/dev/null
+kill $gpid 2>/dev/null; wait $gpid 2>/dev/null
 b=$(stored_now)
 grep -q "resuming source 'gen' after record $a:" "$work/s2.log" || fail "second run: $(cat "$work/s2.log")"
-# The receiver killed with -9 mid-transfer, started again on its store and memo.
-send 2> "$work/s3.log" & spid=$!; pids="$pids $spid"
+# The receiver killed with -9 mid-transfer, started again on its store and memo; the rest
+# of the input follows once it is back.
+echo $((b + 20000)) > "$work/gate"
+resume_send_gated "$work/s3.log"
 wait_stored $((b + 5000))
 kill -9 $rpid; wait $rpid 2>/dev/null
 c=$(stored_now)
+[ "$c" -lt $N ] || fail "the receiver was killed after every record was stored"
 start_recv r2 --config "$work/r.conf" --listen 127.0.0.1:$port
+echo $N > "$work/gate"
 wait $spid || fail "the third run exited $? after the receiver's restart: $(tail -3 "$work/s3.log")"
+wait $gpid || fail "the generator of the third run exited $?"
 python3 tests/sh/plr_check.py "$work/logs" $N $Z --resumed > "$work/plr.txt" || fail "store: $(cat "$work/plr.txt")"
 # Run again: nothing is left to send, nothing is stored twice.
-(send --deadline 20s) 2> "$work/s4.log" || fail "a rerun of a finished input exited $?: $(cat "$work/s4.log")"
+(send --generate $N --size $Z --deadline 20s) 2> "$work/s4.log" || fail "a rerun of a finished input exited $?: $(cat "$work/s4.log")"
 grep -q "after record $N:" "$work/s4.log" || fail "rerun: $(cat "$work/s4.log")"
 python3 tests/sh/plr_check.py "$work/logs" $N $Z --resumed > "$work/plr.txt" || fail "after the rerun: $(cat "$work/plr.txt")"
 # A shorter input than the receiver holds is refused in one line.

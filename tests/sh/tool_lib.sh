@@ -54,14 +54,26 @@ json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)"
 
 # Resuming (send --resume of source "gen", $N records of $Z bytes each, into input "logs"):
 # resume_recv starts a receiver with a memo that stores in $work/logs; resume_send ARGS...
-# becomes such a sender (call it in a subshell or in the background); stored_now says the
-# records in the store now (every frame has the same size: the file's length says).
+# becomes such a sender (call it in a subshell or in the background), resume_sender ARGS...
+# one whose input ARGS name; stored_now says the records in the store now (every frame has
+# the same size: the file's length says).
 resume_recv() {
     printf 'peer %s *\ninput logs 1 %s/logs\nmemo %s/memo\n' "$SP" "$work" "$work" > "$work/r.conf"
     start_recv r --config "$work/r.conf" --listen 127.0.0.1:0
 }
-resume_send() { exec env --default-signal=INT $P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" \
-    --input logs --source gen --shape 1 --generate $N --size $Z --resume --no-progress "$@"; }
+resume_send() { resume_sender --generate $N --size $Z "$@"; }
+resume_sender() { exec env --default-signal=INT $P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" \
+    --input logs --source gen --shape 1 --resume --no-progress "$@"; }
+# resume_send_gated LOG: such a sender in the background ($spid) of the same records from
+# tests/sh/gen_gated.py ($gpid), which writes them at once up to number $(cat $work/gate)
+# and 1,000 a second past it: a run the test stops mid-transfer cannot have sent everything
+# first, however loaded the machine, and has records on their way when it is stopped.
+resume_send_gated() {
+    rm -f "$work/fifo"; mkfifo "$work/fifo"
+    python3 tests/sh/gen_gated.py $N $Z "$work/gate" > "$work/fifo" & gpid=$!
+    resume_sender --framed < "$work/fifo" 2> "$1" & spid=$!
+    pids="$pids $gpid $spid"
+}
 stored_now() {
     f=$(ls "$work"/logs/*.plr 2>/dev/null | head -1)
     [ -n "$f" ] && echo $(( ($(stat -c %s "$f") - 192) / (28 + Z) )) || echo 0
