@@ -13,9 +13,9 @@
 #     searches again and ends within 8 B of 1,452 B.  The time comes from the sender's own
 #     trace: the hook's clock reading when the MTU fell is placed in it by the line's stamp
 #     in the log beside the line's event in the trace.
-# The mid-transfer cases shape the link (100 Mbit/s; 20 for the black hole, so that the
-# transfer outlasts the hole and the search after it) and change it once 3 MB are in the
-# store.
+# The mid-transfer cases shape the link (100 Mbit/s; 20 for the NAT change, so that it
+# surely comes mid-transfer, and for the black hole, so that the transfer outlasts the hole
+# and the search after it) and change it once 3 MB are in the store.
 set -u
 . tests/sh/tool_lib.sh
 . tests/sh/netns_lib.sh
@@ -25,10 +25,15 @@ to=$RECV_V4:$RECV_PORT
 # The router's link to the receiver through a token bucket of RATE.
 shape() { nsx "$NS_R" tc qdisc replace dev r1 root tbf rate "$1" burst 64kb latency 100ms || fail "tbf $1"; }
 unshape() { nsx "$NS_R" tc qdisc del dev r1 root 2>/dev/null; }
+# stored_bytes: the bytes of the store's record files now (their sizes: reading 26 MB
+# every 20 ms costs a loaded machine more than the transfer).  STORE_WHOLE_BYTES: no fewer
+# once every record of netns_transfer is in (10,000 of 1 KiB and one of 16 MiB, framed).
+stored_bytes() { find "$work"/store -name '*.plr*' -printf '%s\n' 2>/dev/null | awk '{ n += $1 } END { print n + 0 }'; }
+STORE_WHOLE_BYTES=$((10000 * (1024 + 28) + 16777216 + 28))
 # Waits until the store holds BYTES (10 s at most).
 stored_past() {
     i=0
-    while [ "$(cat "$work"/store/*/*.plr* 2>/dev/null | wc -c)" -lt "$1" ]; do
+    while [ "$(stored_bytes)" -lt "$1" ]; do
         i=$((i + 1)); [ $i -gt 500 ] && fail "the store did not reach $1 bytes"
         sleep 0.02
     done
@@ -38,11 +43,16 @@ shape 20mbit
 netns_transfer "$to" 40s
 echo "1. 20 Mbit/s bottleneck: every record once in $took s; datagram size reached $dgram"
 
-shape 100mbit
-netns_transfer "$to" 30s 'stored_past 3000000; netns_nat 20000-20999; nsx "$NS_R" conntrack -F 2>/dev/null'
+# At 20 Mbit/s the transfer takes about 11 s and the change comes at about 1.2 s: the test
+# asserts that the store was still short of the whole when it came (at 100 Mbit/s a loaded
+# machine's hook came after the end).
+shape 20mbit
+netns_transfer "$to" 40s 'stored_past 3000000; netns_nat 20000-20999; nsx "$NS_R" conntrack -F 2>/dev/null; echo $(stored_bytes) > "$work/nat_at"'
 moves=$(json "$work/recv.json" "j['endpoint']['address_moves']")
+nat_at=$(cat "$work/nat_at")
+[ "$nat_at" -lt $STORE_WHOLE_BYTES ] || fail "the NAT change came after the transfer ended ($nat_at B stored)"
 [ "$moves" -ge 1 ] || fail "the receiver saw no address move"
-echo "2. NAT mapping changed mid-transfer: every record once in $took s, $moves address moves; datagram size reached $dgram"
+echo "2. NAT mapping changed mid-transfer ($nat_at B stored): every record once in $took s, $moves address moves; datagram size reached $dgram"
 netns_nat ""
 
 netns_transfer "$to" 40s 'stored_past 3000000; ip -n "$NS_R" link set r1 down; sleep 5; ip -n "$NS_R" link set r1 up; date +%s%N > "$work/up"'
