@@ -10,10 +10,10 @@ set -eu
 # which writes the key log.  Capturing needs root.
 start_capture() {   # PORT FILE: tshark on lo with a port filter, until stop_capture
   : > "$2.log"
-  timeout 60 tshark -i lo -B 64 -f "udp port $1" -w "$2" > "$2.log" 2>&1 &
-  cap=$!
+  timeout 120 tshark -i lo -B 256 -f "udp port $1" -w "$2" > "$2.log" 2>&1 &
+  cap=$! cap_port=$1
   i=0; until grep -q 'Capturing on' "$2.log"; do
-    i=$((i + 1)); [ $i -le 200 ] || { echo "FAIL: tshark does not capture"; exit 1; }; sleep 0.05
+    i=$((i + 1)); [ $i -le 400 ] || { echo "FAIL: tshark does not capture"; exit 1; }; sleep 0.05
   done
   # "Capturing on" comes before the filter passes packets, and how long before depends on
   # the machine's load: send 1-byte probes (no pure-link packet; nothing listens yet) until
@@ -21,16 +21,28 @@ start_capture() {   # PORT FILE: tshark on lo with a port filter, until stop_cap
   empty=$(stat -c %s "$2" 2>/dev/null || echo 0); i=0
   while [ "$(stat -c %s "$2" 2>/dev/null || echo 0)" -le "$empty" ]; do
     i=$((i + 1)); [ $i -le 400 ] || { echo "FAIL: the capture passes no packet"; exit 1; }
-    python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"p", ("127.0.0.1", int(sys.argv[1])))' "$1"
+    probe "$1" p
     sleep 0.05
   done
 }
-stop_capture() {  # FILE: once the file has stopped growing (the last packets written)
-  last=-1; i=0
-  while [ "$(stat -c %s "$1")" != "$last" ] && [ $i -lt 50 ]; do
-    last=$(stat -c %s "$1"); i=$((i + 1)); sleep 0.2
+probe() {  # PORT BYTES: one UDP datagram of BYTES to 127.0.0.1:PORT (no pure-link packet)
+  python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(sys.argv[2].encode(), ("127.0.0.1", int(sys.argv[1])))' "$1" "$2"
+}
+# stop_capture FILE: a marker datagram goes last, after every datagram of the transfer, and
+# the capture is stopped only once the marker is in the file (it reads and writes the
+# packets in order): what it holds is then complete, unless the kernel dropped packets
+# before tshark read them, which tshark says when it stops ("N packets dropped from lo").
+stop_capture() {
+  marker="pure-link-capture-end-$$-$(date +%s%N)"; i=0
+  probe "$cap_port" "$marker"
+  until grep -qaF "$marker" "$1"; do
+    i=$((i + 1)); [ $i -le 600 ] || { echo "FAIL: the capture's end marker never reached $1"; kill -INT $cap; exit 1; }
+    [ $((i % 50)) != 0 ] || probe "$cap_port" "$marker"  # a marker the kernel dropped
+    sleep 0.05
   done
   kill -INT $cap; wait $cap || true
+  capture_drops=$(sed -n 's/^\([0-9][0-9]*\) packets\{0,1\} dropped.*/\1/p' "$1.log" | awk '{ n += $1 } END { print n + 0 }')
+  [ "$capture_drops" = 0 ] || echo "the capture of $1 lost $capture_drops packets (tshark: $(grep dropped "$1.log" | tr '\n' ' '))"
 }
 wait_bound() {     # PORT: until a socket is bound to it (/proc/net/udp)
   hex=$(printf '%04X' "$1"); i=0
@@ -51,6 +63,7 @@ loopback_transfer() {
   timeout 30 ${B:-build}/interop_sender send 7 "$port" $records > "$dir/out/sender.log"
   wait $rx
   stop_capture "$dir/out/lo.pcapng"
+  [ "$capture_drops" = 0 ] || return 1
   chmod a+r "$dir/out/lo.pcapng" "$dir/out/lo.keys"
   (cd /tmp && $tshark -n -r "$dir/out/lo.pcapng" -o "pure_link.keylog:$dir/out/lo.keys" \
     -T fields -e pure_link.decrypted -e pure_link.flags.r -e pure_link.stored.stored \
@@ -90,6 +103,7 @@ tool_transfer() {
     --stats="$d/send.json" --no-progress --deadline 20s
   kill -INT $rx; wait $rx
   stop_capture "$d/tool.pcapng"
+  [ "$capture_drops" = 0 ] || return 1
   cat "$d/send.keys" "$d/recv.keys" > "$d/keys.log"
   chmod -R a+rX "$d"
   (cd /tmp && $tshark -n -r "$d/tool.pcapng" -o "pure_link.keylog:$d/keys.log" \
@@ -124,7 +138,8 @@ if [ "$(id -u)" != 0 ]; then
   exit 77
 fi
 # A capture on a loaded machine can miss a datagram (the kernel drops it before tshark
-# reads it), which fails the exact counts: each transfer gets one more try.
+# reads it; tshark counts it and stop_capture says so), which fails the exact counts: each
+# transfer gets one more try.
 loopback_transfer || { echo "the loopback capture fell short once; trying again"; loopback_transfer; }
 tool=${PURE_LINK_TOOL:-${B:-build}/pure-link}
 if [ -x "$tool" ]; then
