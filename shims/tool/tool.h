@@ -59,6 +59,10 @@ int tool_parse_count(const char *text, const char *what, uint64_t *out);
 /* 64 hex digits into 32 bytes; 0 or -1. */
 int tool_parse_key_hex(const char *text, uint8_t out[32]);
 void tool_hex(const uint8_t *bytes, size_t n, char *out);
+/* RFC 4648 base64 (with padding) of n bytes into out, which holds TOOL_BASE64_LEN(n):
+ * returns the characters written, then a NUL. */
+#define TOOL_BASE64_LEN(n) (((n) + 2) / 3 * 4 + 1)
+size_t tool_base64(const uint8_t *in, size_t n, char *out);
 
 /* ---- The options send and recv share (tool_options.c): the key, what the command reports
  * beside its work, and the socket backend. ---- */

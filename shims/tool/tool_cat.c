@@ -198,7 +198,7 @@ static void json_string(const char *s) {
 }
 
 static void cat_json(const tool_plr *r, const pl_store_frame *f, const uint8_t *data, uint64_t index) {
-    char key[65], b64[sodium_base64_ENCODED_LEN(CAT_BASE64_CHUNK_BYTES, sodium_base64_VARIANT_ORIGINAL)];
+    char key[65], b64[TOOL_BASE64_LEN(CAT_BASE64_CHUNK_BYTES)];
     tool_hex(r->id.key, 32, key);
     fputs("{\"file\":", stdout);
     json_string(r->path);
@@ -211,9 +211,7 @@ static void cat_json(const tool_plr *r, const pl_store_frame *f, const uint8_t *
            (unsigned long long)(r->pos - PL_STORE_FRAME_HEADER_BYTES - f->len), f->len);
     for (size_t at = 0; at < f->len; at += CAT_BASE64_CHUNK_BYTES) {
         size_t n = f->len - at < CAT_BASE64_CHUNK_BYTES ? f->len - at : CAT_BASE64_CHUNK_BYTES;
-        /* the room this piece needs, not sizeof b64: the encoder clears all the room it is given */
-        size_t room = sodium_base64_ENCODED_LEN(n, sodium_base64_VARIANT_ORIGINAL);
-        fputs(sodium_bin2base64(b64, room, data + at, n, sodium_base64_VARIANT_ORIGINAL), stdout);
+        fwrite(b64, 1, tool_base64(data + at, n, b64), stdout);
     }
     fputs("\"}\n", stdout);
 }
