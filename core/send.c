@@ -46,16 +46,19 @@ static void stream_frame(const pl_sender *s, pl_frame *f) {
     f->stream.input_len = s->input_len;
 }
 
+/* Bytes of the STREAM frame (apart: its pl_frame stays off the stack of every packet's plan). */
+static size_t stream_frame_bytes(const pl_sender *s) {
+    pl_frame f;
+    stream_frame(s, &f);
+    return pl_frame_size(&f);
+}
+
 /* Frame bytes of the control part of a plan. */
 static size_t control_bytes(const pl_sender *s, const plan *p) {
     size_t n = 0;
     if (p->offer) n += PL_FRAME_OFFER_BYTES;
     if (p->response) n += PL_FRAME_TOKEN_BYTES;
-    if (p->stream) {
-        pl_frame f;
-        stream_frame(s, &f);
-        n += pl_frame_size(&f);
-    }
+    if (p->stream) n += stream_frame_bytes(s);
     if (p->ping) n += 1;
     return n;
 }
