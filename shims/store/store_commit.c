@@ -261,9 +261,23 @@ static int stream_rename(pl_store *s, st_stream *st, char *err, size_t err_len) 
     return rc;
 }
 
+/* The failed write of a begin is told, its input's streams refused: also when the batch
+ * had nothing to sync (and so never opened), or the core would refuse them only at the
+ * next STREAM_OPEN. */
+static int begin_failure_told(pl_store *s, int rc, const st_notify *n, char *err, size_t err_len) {
+    const st_input *in = s->failed_unreported;
+    if (rc == 0 && in != NULL && in->failed) rc = st_err(err, err_len, in->failed, "%s", in->failed_line);
+    s->failed_unreported = NULL;
+    st_refusals(s, n);
+    return rc;
+}
+
 int st_commit_end(pl_store *s, int result, const char *failed_path, const st_notify *n, char *err,
                   size_t err_len) {
-    if (!s->batch_open) return st_err(err, err_len, -EINVAL, "store: commit_end without an open batch");
+    if (!s->batch_open) {  /* a begin that returned 0 */
+        int rc = begin_failure_told(s, 0, n, err, err_len);
+        return rc != 0 ? rc : st_err(err, err_len, -EINVAL, "store: commit_end without an open batch");
+    }
     s->batch_open = 0;
     s->stats.commits++;
     s->stats.fdatasyncs += s->batch_fds - s->batch_dirs;
@@ -297,10 +311,7 @@ int st_commit_end(pl_store *s, int result, const char *failed_path, const st_not
         stream_checkpoint(s, st);
     }
     s->batch_len = 0;
-    const st_input *in = s->failed_unreported;
-    if (rc == 0 && in != NULL && in->failed) rc = st_err(err, err_len, in->failed, "%s", in->failed_line);  /* a write at its begin */
-    s->failed_unreported = NULL;
-    st_refusals(s, n);
+    rc = begin_failure_told(s, rc, n, err, err_len);
     return rc;  /* a failed rename or write: the rest of the batch is claimed, its input fails */
 }
 
@@ -319,7 +330,7 @@ static int commit_once(pl_store *s, const st_notify *n, char *err, size_t err_le
     size_t dirs;
     int count = pl_store_commit_begin(s, fds, PL_STORE_BATCH_FDS_MOST, &dirs);
     if (count < 0) return st_failed(s, err, err_len);
-    if (count == 0) return 0;
+    if (count == 0) return begin_failure_told(s, 0, n, err, err_len);
     int rc = 0;
     const char *path = NULL;
     for (int i = 0; i < count && rc == 0; i++)

@@ -764,8 +764,10 @@ static void failed_write_alone_is_retried(void) {
     lim.rlim_cur = file_size(path), lim.rlim_max = old.rlim_max;  /* not one byte more */
     CHECK(put(s, 0, 5, 10, &n) == 0);  /* in the write buffer */
     CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
-    CHECK(commit(s, &n) == 0);  /* the write fails whole: nothing to sync */
+    CHECK(commit(s, &n) == -EFBIG);  /* the write fails whole: nothing to sync */
     CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    CHECK(strstr(err, strerror(EFBIG)) != NULL && strstr(err, "/in/") != NULL);
+    CHECK_EQ_U(a.refused[0], 1);  /* its run is refused at once, not at the next STREAM_OPEN */
     CHECK(pl_store_input_failed(s, "in") == -EFBIG);
     CHECK(pl_store_pending(s) == 0);
     CHECK_EQ_U(a.stored[0], 10);
