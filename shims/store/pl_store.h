@@ -207,5 +207,17 @@ typedef struct pl_store_frame {
 #define PL_STORE_FRAME_BAD_HEAD (-1)
 #define PL_STORE_FRAME_BAD_CRC (-2)
 long pl_store_frame_read(const uint8_t *in, size_t avail, pl_store_frame *f, const char **why);
+/* A checkpoint index (<key>_<source>.pli, STORE.md "Checkpoint index"), `len` bytes at
+ * `in`: 0 when its magic, size, run count (at most PL_STORE_RUNS_KEPT) and CRC32C hold,
+ * with *h; -1 when not (*why names the check that failed).  The store's open trusts it only
+ * if, beyond that, h->end is within the record file and the frame ending there is whole,
+ * valid and h->last_bytes long; else it reads the whole file. */
+#define PL_STORE_INDEX_BYTES_MOST (32u + 24u * PL_STORE_RUNS_KEPT + 4u)
+typedef struct pl_store_index_head {
+    uint64_t runs;                            /* entries: run id, mark, offset after its last frame */
+    uint64_t end;                             /* the record file offset it covers */
+    uint64_t last_bytes;                      /* bytes of the frame that ends at end (0: none) */
+} pl_store_index_head;
+int pl_store_index_read(const uint8_t *in, size_t len, pl_store_index_head *h, const char **why);
 
 #endif

@@ -17,6 +17,9 @@
 
 static const uint8_t index_magic[8] = {'P', 'L', 'I', 'N', 'D', 'E', 'X', '1'};
 
+_Static_assert(PL_STORE_INDEX_BYTES_MOST == ST_INDEX_HEAD_BYTES + PL_STORE_RUNS_KEPT * ST_INDEX_ENTRY_BYTES + 4,
+               "pl_store.h's bound of an index is its layout's");
+
 static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
 static uint64_t get64(const uint8_t *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = v << 8 | p[i]; return v; }
 
@@ -91,13 +94,24 @@ static int last_frame_ok(const st_stream *st, uint64_t end, uint64_t bytes) {
     return ok;
 }
 
-static uint64_t index_parse(st_stream *st, const uint8_t *b, size_t bytes, uint64_t file_bytes) {
-    if (bytes < ST_INDEX_HEAD_BYTES + 4 || memcmp(b, index_magic, 8) != 0) return 0;
-    uint64_t n = get64(b + 8), end = get64(b + 16), last = get64(b + 24);
-    if (n > PL_STORE_RUNS_KEPT || bytes != ST_INDEX_HEAD_BYTES + n * ST_INDEX_ENTRY_BYTES + 4) return 0;
+int pl_store_index_read(const uint8_t *b, size_t bytes, pl_store_index_head *h, const char **why) {
+    *why = "";
+    if (bytes < ST_INDEX_HEAD_BYTES + 4 || memcmp(b, index_magic, 8) != 0) return *why = "not an index (magic)", -1;
+    h->runs = get64(b + 8), h->end = get64(b + 16), h->last_bytes = get64(b + 24);
+    if (h->runs > PL_STORE_RUNS_KEPT) return *why = "more runs than a stream keeps", -1;
+    if (bytes != ST_INDEX_HEAD_BYTES + h->runs * ST_INDEX_ENTRY_BYTES + 4) return *why = "its size is not its runs'", -1;
     uint32_t c = (uint32_t)b[bytes - 4] | (uint32_t)b[bytes - 3] << 8 | (uint32_t)b[bytes - 2] << 16 |
                  (uint32_t)b[bytes - 1] << 24;
-    if (c != st_crc32c(0, b, bytes - 4) || end < ST_HEADER_BYTES || end > file_bytes) return 0;
+    if (c != st_crc32c(0, b, bytes - 4)) return *why = "CRC32C", -1;
+    if (h->end < ST_HEADER_BYTES) return *why = "it ends inside the record file's header", -1;
+    return 0;
+}
+
+static uint64_t index_parse(st_stream *st, const uint8_t *b, size_t bytes, uint64_t file_bytes) {
+    pl_store_index_head h;
+    const char *why;
+    if (pl_store_index_read(b, bytes, &h, &why) != 0 || h.end > file_bytes) return 0;
+    uint64_t n = h.runs, end = h.end, last = h.last_bytes;
     if (end > ST_HEADER_BYTES && !last_frame_ok(st, end, last)) return 0;
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *e = b + ST_INDEX_HEAD_BYTES + i * ST_INDEX_ENTRY_BYTES;
@@ -116,7 +130,7 @@ uint64_t st_index_load(st_stream *st, int dir_fd, uint64_t file_bytes) {
     int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return ST_HEADER_BYTES;
     off_t size = lseek(fd, 0, SEEK_END);
-    size_t most = ST_INDEX_HEAD_BYTES + PL_STORE_RUNS_KEPT * ST_INDEX_ENTRY_BYTES + 4;
+    size_t most = PL_STORE_INDEX_BYTES_MOST;
     uint64_t end = 0;
     uint8_t *b = size > 0 && (size_t)size <= most ? malloc((size_t)size) : NULL;
     if (b != NULL && st_read_all(fd, b, (size_t)size, 0) == 0) end = index_parse(st, b, (size_t)size, file_bytes);

@@ -159,7 +159,40 @@ $P verify "$work/torn.plr" > "$work/v.out"; st=$?
     "$work/v.out" && grep -q "0 with a bad frame, 1 with a torn tail$" "$work/v.out" || fail "a torn tail: exit $st, $(cat "$work/v.out")"
 head -c $((last + 30)) "$tfile" > "$work/torn.plr"
 $P verify "$work/torn.plr" | grep -q "torn tail at offset $last: the file ends inside its record" || fail "a tail cut in its record"
-echo "3. verify: clean 0; a flipped byte at offset $bad, exit 7; a torn tail at $last, exit 0"
+# The checkpoint index beside a record file (STORE.md): one that holds (its CRC32C, and a
+# whole frame of the length it names ends where it says) is reported ok; one that ends a byte
+# short of that frame, or has a byte flipped, is reported bad in its own line; the records
+# are whole all the same (the receiver reads the file instead), so the exit stays 0.
+cp "$tfile" "$work/idx.plr"
+index() {  # SHIFT: an index of no runs for idx.plr, its end SHIFT bytes off its last frame's
+    python3 - "$work/idx.plr" "$work/idx.pli" "$1" <<'PY'
+import struct, sys
+sys.path.insert(0, "tests/sh")
+from plr_check import crc32c
+data = open(sys.argv[1], "rb").read()
+at, last = struct.unpack_from("<I", data, 8)[0], 0
+while at + 28 <= len(data):
+    last = 28 + struct.unpack_from("<I", data, at + 4)[0]
+    at += last
+b = b"PLINDEX1" + struct.pack("<QQQ", 0, at + int(sys.argv[3]), last)
+open(sys.argv[2], "wb").write(b + struct.pack("<I", crc32c(b)))
+PY
+}
+size=$(stat -c %s "$work/idx.plr")
+index 0
+$P verify "$work/idx.plr" > "$work/v.out"; st=$?
+[ $st = 0 ] && grep -q "^$work/idx.pli: index ok: 0 runs, to offset $size$" "$work/v.out" &&
+    grep -q "1 indexes (0 bad); 0 with a bad frame" "$work/v.out" || fail "a good index: exit $st, $(cat "$work/v.out")"
+index -1
+$P verify "$work/idx.plr" > "$work/v.out"; st=$?
+[ $st = 0 ] && grep -q "^$work/idx.pli: bad index: no whole frame of the length it names ends where it says (the receiver ignores it" \
+    "$work/v.out" && grep -q "1 indexes (1 bad)" "$work/v.out" || fail "an index that ends mid-frame: exit $st, $(cat "$work/v.out")"
+index 0
+printf '\001' | dd of="$work/idx.pli" bs=1 seek=20 conv=notrunc 2>/dev/null
+$P verify "$work/idx.plr" > "$work/v.out"; st=$?
+[ $st = 0 ] && grep -q "^$work/idx.pli: bad index: CRC32C (the receiver ignores it" "$work/v.out" ||
+    fail "an index with a flipped byte: exit $st, $(cat "$work/v.out")"
+echo "3. verify: clean 0; a flipped byte at offset $bad, exit 7; a torn tail at $last, exit 0; an index ok, one a byte short, one flipped"
 
 # 4. Beside a live transfer: cat --follow from before the first record writes every record
 # once, byte for byte; verify while frames are being appended never calls them damage.
