@@ -3,7 +3,10 @@
  * files (shims/store/STORE.md) by the store's own frame check (tool_plr.c).  Only whole,
  * valid frames are written out: a tail torn or still being written is not, and --follow
  * waits for it.  A directory means its "*.plr" files in name order; with --follow, files and
- * directories are looked at again every CAT_FOLLOW_POLL_MS, like tail -F. */
+ * directories are looked at again, like tail -F, as soon as inotify says one of the watched
+ * directories (each directory argument, and the one of each file argument) changed, and
+ * every CAT_FOLLOW_POLL_MS all the same (an argument that does not exist yet, a kernel
+ * without inotify). */
 #define _GNU_SOURCE
 #include "tool.h"
 
@@ -13,8 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/inotify.h>
+#endif
 
 #define CAT_FOLLOW_POLL_MS 100          /* --follow: how often files and directories are read again */
 #define CAT_BASE64_CHUNK_BYTES (48u << 10) /* record bytes per base64 step (a multiple of 3) */
@@ -40,6 +48,7 @@ typedef struct cat {
     size_t files_len, files_cap;
     char **known;             /* the paths in files, sorted (bsearch) */
     int rc;
+    int watch_fd;             /* --follow: inotify's descriptor, -1 without */
 } cat;
 
 static volatile sig_atomic_t cat_stop;
@@ -292,15 +301,45 @@ static void cat_reopen(cat *c, cat_file *f) {
     f->r.path = keep;
 }
 
+/* --follow: each argument's directory (a file's: its own, which sees it replaced too) is
+ * watched; one that does not exist yet is tried again at every turn. */
+static void cat_watch(cat *c) {
+#ifdef __linux__
+    if (c->watch_fd < 0) return;
+    for (int i = 0; i < c->args_len; i++) {
+        struct stat st;
+        char dir[4096];
+        const char *arg = c->args[i], *slash = strrchr(arg, '/');
+        if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) snprintf(dir, sizeof dir, "%s", arg);
+        else if (slash == NULL) snprintf(dir, sizeof dir, ".");
+        else snprintf(dir, sizeof dir, "%.*s", (int)(slash - arg) + (slash == arg), arg);
+        /* the same directory again gives the same watch: nothing is added twice */
+        (void)inotify_add_watch(c->watch_fd, dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF);
+    }
+#else
+    (void)c;
+#endif
+}
+
+/* --follow: until a watched directory changes, a signal comes, or CAT_FOLLOW_POLL_MS pass;
+ * the events are read and dropped (every file is looked at again anyway). */
+static void cat_wait(cat *c) {
+    struct pollfd p = {.fd = c->watch_fd, .events = POLLIN};
+    if (poll(&p, c->watch_fd >= 0, CAT_FOLLOW_POLL_MS) <= 0 || !(p.revents & POLLIN)) return;
+    char events[4096] __attribute__((aligned(8)));
+    while (read(c->watch_fd, events, sizeof events) > 0) {}
+}
+
 static void cat_free(cat *c) {
     for (size_t i = 0; i < c->files_len; i++) tool_plr_close(&c->files[i].r);
     free(c->files);
     free(c->known);
     free(c->said);
+    if (c->watch_fd >= 0) close(c->watch_fd);
 }
 
 int tool_cat_main(int argc, char **argv) {
-    cat c = {.format = CAT_LINES};
+    cat c = {.format = CAT_LINES, .watch_fd = -1};
     if (cat_options(&c, argc, argv) != 0) return TOOL_ERR_USAGE;
     if ((c.said = calloc((size_t)c.args_len, 1)) == NULL || sodium_init() < 0) return TOOL_ERR_SYSTEM;
     setvbuf(stdout, NULL, _IOFBF, CAT_STDOUT_BUFFER_BYTES);
@@ -313,6 +352,9 @@ int tool_cat_main(int argc, char **argv) {
         struct sigaction sa = {.sa_handler = on_stop};
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
+#ifdef __linux__
+        c.watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);  /* -1: the poll alone */
+#endif
     }
     for (;;) {
         if (cat_discover(&c) != 0) cat_fail(&c, TOOL_ERR_SYSTEM), c.halt = 1;
@@ -329,8 +371,8 @@ int tool_cat_main(int argc, char **argv) {
             break;
         }
         if (!c.follow || cat_stop || c.halt) break;
-        struct timespec pause = {0, CAT_FOLLOW_POLL_MS * 1000000L};
-        nanosleep(&pause, NULL);  /* a signal ends it early */
+        cat_watch(&c);
+        cat_wait(&c);  /* a signal ends it early */
     }
     cat_free(&c);
     return c.rc;

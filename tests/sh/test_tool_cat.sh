@@ -124,7 +124,22 @@ tail -c +$((last + 21)) "$tfile" >> "$work/torn.plr"
 waitlines "$work/torn.out" 1000
 stop_cat $cpid
 [ $st = 0 ] && cmp "$work/text.txt" "$work/torn.out" || fail "cat --follow after the torn frame came whole: exit $st"
-echo "2. --follow: a file made later, two runs appended, a torn frame waited for; SIGINT exit 0"
+# A frame appended wakes cat --follow through inotify, not its 100 ms poll: while it waits,
+# it holds a watch of the file's directory (its inotify descriptor's fdinfo names the
+# directory's inode), and the record appended is written after the 999 before it.
+head -c $last "$tfile" > "$work/ino.plr"
+$P cat --follow "$work/ino.plr" > "$work/ino.out" 2> "$work/ino.log" &
+cpid=$!; pids="$pids $cpid"
+waitlines "$work/ino.out" 999
+dino=$(printf '%x' "$(stat -c %i "$work")"); i=0
+until cat /proc/$cpid/fdinfo/* 2>/dev/null | grep -q "^inotify wd:[0-9]* ino:$dino "; do
+    i=$((i + 1)); [ $i -gt 100 ] && fail "cat --follow watches no directory of $work (inotify)"; sleep 0.05
+done
+tail -c +$((last + 1)) "$tfile" >> "$work/ino.plr"
+waitlines "$work/ino.out" 1000
+stop_cat $cpid
+[ $st = 0 ] && cmp "$work/text.txt" "$work/ino.out" || fail "cat --follow of a record appended under inotify: exit $st"
+echo "2. --follow: a file made later, two runs appended, a torn frame waited for, a record appended seen by inotify; SIGINT exit 0"
 
 # 3. verify
 $P verify "$store" > "$work/v.out"; st=$?
