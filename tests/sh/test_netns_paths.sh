@@ -55,6 +55,9 @@ nat_at=$(cat "$work/nat_at")
 echo "2. NAT mapping changed mid-transfer ($nat_at B stored): every record once in $took s, $moves address moves; datagram size reached $dgram"
 netns_nat ""
 
+# 100 Mbit/s, as the header says.  Behind 20 Mbit/s (tbf, 100 ms of queue) the 16 MiB record
+# does not finish after the outage: a known defect, not yet fixed, so this case keeps to 100.
+shape 100mbit
 netns_transfer "$to" 40s 'stored_past 3000000; ip -n "$NS_R" link set r1 down; sleep 5; ip -n "$NS_R" link set r1 up; date +%s%N > "$work/up"'
 echo "3. link down 5 s: every record once in $took s; datagram size reached $dgram"
 # Each sender says that the answers stopped (the router, its route gone with the link, may
