@@ -386,13 +386,13 @@ void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns) {
     }
     if (!s->refused && s->acked_end > s->stored_off &&
         now_ns >= s->stored_progress_ns + PL_RESEND_UNSTORED_NS) {
-        /* Seed rule: records heard as received but not stored within 1 s are resent.  A
-         * record whose bytes are still being acknowledged has not been received yet: a long
-         * record on a slow path is not sent again from its start every second (it would
-         * never get through); once its bytes stop arriving it is. */
+        /* Seed rule: records heard as received but not stored within 1 s are resent.  The
+         * last record heard of is spared while bytes above the stored mark, new or resent,
+         * are still being acknowledged: a long record on a slow path is not sent again from
+         * its start every second (it would never get through, nor would its resend after an
+         * outage: 16 MiB at 20 Mbit/s take 7 s); once its bytes stop arriving it is. */
         uint64_t hi = s->acked_end, k = pl_sender_record_at(s, hi - 1);
-        uint64_t k_end = k + 1 == s->records_end ? s->end_off : s->record_start[(k + 1) % s->records_most];
-        if (k_end > hi && now_ns < s->acked_progress_ns + PL_RESEND_UNSTORED_NS) hi = s->record_start[k % s->records_most];
+        if (now_ns < s->acked_progress_ns + PL_RESEND_UNSTORED_NS) hi = s->record_start[k % s->records_most];
         pl_sender_resend_heard(s, hi);
         s->stored_progress_ns = now_ns;
     }
