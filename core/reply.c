@@ -96,14 +96,15 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
          * go again. */
         if (s->resend.count > 0) pl_rangeset_remove(&s->resend, e->off, e->off + e->len);
     }
-    if (e->len > 0 && !stream_unknown && e->off + e->len > s->stored_off) {
+    uint64_t end = e->off + e->len;
+    if (e->len > 0 && !stream_unknown && end > s->stored_off) {
         /* Bytes above the stored mark arrived: the resend rule waits while they do, resent
          * ones below acked_end too (send.c, pl_sender_tick). */
         s->acked_progress_ns = now_ns;
-    }
-    if (e->len > 0 && !stream_unknown && e->off + e->len > s->acked_end) {
-        if (s->acked_end <= s->stored_off) s->stored_progress_ns = now_ns;
-        s->acked_end = e->off + e->len;
+        if (end > s->acked_end) {
+            if (s->acked_end <= s->stored_off) s->stored_progress_ns = now_ns;
+            s->acked_end = end;
+        }
     }
     if (e->trial && e->pn == s->trial_pn) *acked |= ACKED_TRIAL;
     e->state = PL_SENT_ACKED;
