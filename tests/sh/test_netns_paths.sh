@@ -15,7 +15,11 @@
 #     in the log beside the line's event in the trace.
 # The mid-transfer cases shape the link (20 Mbit/s: for the NAT change, so that it surely
 # comes mid-transfer, for the link down, and for the black hole, so that the transfer outlasts the hole
-# and the search after it) and change it once 3 MB are in the store.
+# and the search after it).  The NAT change and the link down come once 3 MB are in the store; the
+# black hole once 3 MB have passed the bottleneck: at most 3 MB + 3 s at 20 Mbit/s (10.6 MB) of the
+# 27.3 MB have passed when the MTU comes back, so at least 6.6 s of transfer follow it however the
+# two senders share the link (the store alone cannot bound it: the 16 MiB record lands whole, so the
+# big sender may have taken most of the link before the small one's 3 MB are in).
 set -u
 . tests/sh/tool_lib.sh
 . tests/sh/netns_lib.sh
@@ -30,6 +34,19 @@ unshape() { nsx "$NS_R" tc qdisc del dev r1 root 2>/dev/null; }
 # once every record of netns_transfer is in (10,000 of 1 KiB and one of 16 MiB, framed).
 stored_bytes() { find "$work"/store -name '*.plr*' -printf '%s\n' 2>/dev/null | awk '{ n += $1 } END { print n + 0 }'; }
 STORE_WHOLE_BYTES=$((10000 * (1024 + 28) + 16777216 + 28))
+# passed_bytes: the bytes the bottleneck (the router's tbf on r1) has sent since it was set.
+passed_bytes() {
+    v=$(nsx "$NS_R" tc -s qdisc show dev r1 | sed -n 's/^ *Sent \([0-9]*\) bytes.*/\1/p' | head -1)
+    echo "${v:-0}"
+}
+# Waits until the bottleneck has passed BYTES (10 s at most).
+passed_past() {
+    i=0
+    while [ "$(passed_bytes)" -lt "$1" ]; do
+        i=$((i + 1)); [ $i -gt 500 ] && fail "the bottleneck did not pass $1 bytes"
+        sleep 0.02
+    done
+}
 # Waits until the store holds BYTES (10 s at most).
 stored_past() {
     i=0
@@ -77,8 +94,8 @@ for n in small big; do
     echo "   $n: $(echo "$down" | cut -c17-60)...; $(echo "$back" | cut -c17-)," \
         "$(secs $((at - $(cat "$work/up")))) s after the link came up"
 done
-shape 20mbit
-hole='stored_past 3000000; netns_filter plicmp "chain out { type filter hook output priority 0; icmp type destination-unreachable drop; icmpv6 type packet-too-big drop; }"; netns_mtu 1280; date +%s%N > "$work/low"; sleep 3; netns_mtu 1500; date +%s%N > "$work/high"'
+unshape; shape 20mbit   # afresh: the counter passed_past reads starts at 0
+hole='passed_past 3000000; netns_filter plicmp "chain out { type filter hook output priority 0; icmp type destination-unreachable drop; icmpv6 type packet-too-big drop; }"; netns_mtu 1280; date +%s%N > "$work/low"; sleep 3; netns_mtu 1500; date +%s%N > "$work/high"'
 QLOG=1 SEND_ARGS="--pmtu-raise 1s" netns_transfer "$to" 40s "$hole"
 echo "4. black hole (MTU 1,280, ICMP dropped) for 3 s: every record once in $took s; datagram size reached $dgram"
 for n in small big; do
