@@ -39,22 +39,16 @@ passed_bytes() {
     v=$(nsx "$NS_R" tc -s qdisc show dev r1 | sed -n 's/^ *Sent \([0-9]*\) bytes.*/\1/p' | head -1)
     echo "${v:-0}"
 }
-# Waits until the bottleneck has passed BYTES (10 s at most).
-passed_past() {
+# count_past COUNT BYTES WHAT: waits until the command COUNT prints BYTES or more (10 s at most).
+count_past() {
     i=0
-    while [ "$(passed_bytes)" -lt "$1" ]; do
-        i=$((i + 1)); [ $i -gt 500 ] && fail "the bottleneck did not pass $1 bytes"
+    while [ "$($1)" -lt "$2" ]; do
+        i=$((i + 1)); [ $i -gt 500 ] && fail "$3 did not reach $2 bytes"
         sleep 0.02
     done
 }
-# Waits until the store holds BYTES (10 s at most).
-stored_past() {
-    i=0
-    while [ "$(stored_bytes)" -lt "$1" ]; do
-        i=$((i + 1)); [ $i -gt 500 ] && fail "the store did not reach $1 bytes"
-        sleep 0.02
-    done
-}
+passed_past() { count_past passed_bytes "$1" "the bottleneck's count"; }
+stored_past() { count_past stored_bytes "$1" "the store"; }
 
 shape 20mbit
 netns_transfer "$to" 40s
