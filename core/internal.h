@@ -941,6 +941,7 @@ size_t pl_memo_slots(const pure_link_config *c);
 size_t pl_memo_bytes(const pure_link_config *c);
 int pl_memo_room(const pure_link *pl);
 void pl_memo_on_epoch(pure_link *pl, pl_run *r);
+void pl_memo_epoch_proven(pure_link *pl, pl_run *r, uint32_t epoch, uint64_t now_ns);
 void pl_memo_emit(pure_link *pl);
 
 #endif

@@ -163,6 +163,24 @@ void pl_memo_on_epoch(pure_link *pl, pl_run *r) {
     r->memo_token = slot_write(pl, pick, r);
 }
 
+/* The first packet of epoch n >= 1 this build of the run opened (counted in largest_pn).
+ * An epoch >= 1 key exists only after our own ACCEPT, so the run is proven live, and its
+ * sender, having heard the ACCEPT of n, seals nothing more in an older epoch: every packet
+ * of those is numbered below this one.  The memo records this number with E(n)
+ * (spec/memo.md), so that after a restart a replay of them — the OFFER of n repeated in
+ * epoch n - 1 after the packet the memo was first written at, by a PTO probe or while the
+ * ACCEPT was on its way — is older than the restored epoch and cannot take the run back. */
+void pl_memo_epoch_proven(pure_link *pl, pl_run *r, uint32_t epoch, uint64_t now_ns) {
+    assert(epoch >= 1 && epoch == r->epoch_newest && epoch >= r->epoch);
+    r->fresh = 1;
+    if (epoch > r->epoch) {
+        r->epoch = epoch;
+        r->accept_pending = 0;
+        pl_run_timer_set(pl, r, PL_RT_OLD_EPOCH, now_ns + PL_OLD_EPOCH_NS);
+    }
+    if (pl_memo_room(pl)) pl_memo_on_epoch(pl, r);  /* no room: the number of the OFFER stays */
+}
+
 void pl_memo_emit(pure_link *pl) {
     if (pl->memo_unemitted == 0) return;
     for (uint32_t i = 0; i < PL_MEMO_WRITES_MOST; i++) {

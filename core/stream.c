@@ -400,12 +400,9 @@ void pl_run_on_packet(pure_link *pl, pl_run *r, const pure_link_addr *from, cons
     pl_replay_mark(r->window, &r->largest_pn, pn);
     pl_run_heard(pl, r, now_ns);
     on_address(pl, r, from, datagram_len, highest);
-    if (epoch > 0) r->fresh = 1;  /* an epoch >= 1 key exists only after our own ACCEPT */
-    if (epoch > r->epoch) {
-        r->epoch = epoch;
-        r->accept_pending = 0;
-        pl_run_timer_set(pl, r, PL_RT_OLD_EPOCH, now_ns + PL_OLD_EPOCH_NS);
-    }
+    /* A new epoch, or the first epoch >= 1 packet of a run not yet proven live (fresh is 0
+     * or 1: one product and one compare per packet, the price of the old two tests). */
+    if (epoch > r->epoch * r->fresh) pl_memo_epoch_proven(pl, r, epoch, now_ns);
     int accepted = 1;
     for (int i = 0; i < count; i++) {
         const pl_frame *f = &frames[i];

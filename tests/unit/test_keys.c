@@ -260,6 +260,221 @@ static void replay_after_restart_delivers_nothing(void) {
     }
 }
 
+/* The sender's first reply dropped, so that its PTO probe repeats the OFFER in a second
+ * epoch-0 packet; with `drop_accepts`, the first reply carrying each later ACCEPT too, so
+ * that the OFFER of every epoch n >= 2 is repeated in epoch n - 1.  Every sender packet is
+ * captured.  The null cipher lets the tap read the replies' frames. */
+typedef struct probe_capture {
+    capture cap;
+    int replies_dropped, drop_accepts, accepts;
+    uint8_t *memo_at_accept;  /* the receiver's disk as the first ACCEPT that passes leaves */
+} probe_capture;
+static int reply_has(const uint8_t *data, size_t len, uint8_t type);
+static int probe_capture_tap(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg) {
+    probe_capture *pc = arg;
+    if (from == 1 && pc->replies_dropped == 0) { pc->replies_dropped = 1; return 0; }
+    if (from == 1 && pc->drop_accepts && reply_has(data, len, PL_FRAME_ACCEPT) && pc->accepts++ % 2 == 1) return 0;
+    if (from == 1 && pc->accepts == 0 && reply_has(data, len, PL_FRAME_ACCEPT)) {
+        pc->accepts = 1;
+        memcpy(pc->memo_at_accept, n->node[1].memo, n->node[1].memo_bytes);
+    }
+    return capture_tap(n, from, to, data, len, &pc->cap);
+}
+
+static int epoch_of(const uint8_t *data, size_t len) {
+    pl_header h;
+    CHECK(pl_header_decode(&h, data, len) > 0);
+    return (int)h.epoch_field;
+}
+
+/* A transfer of 300 records with the first reply dropped; b keeps a memo.  Returns how
+ * many captured packets are of epoch 0 (their indexes in e0[]). */
+static int probe_transfer(ll_net *n, probe_capture *pc, uint64_t seed, uint64_t sender_epoch_packets, int settle,
+                          int e0[8]) {
+    ll_init(n, seed, 5 * MS);
+    pure_link_config sc = {.epoch_packets = sender_epoch_packets, .crypto = pure_link_crypto_null()};
+    pure_link_config rc = {.memo_enabled = 1, .crypto = pure_link_crypto_null()};
+    int a = ll_node_add(n, &sc), b = ll_node_add(n, &rc);
+    CHECK(ll_wire(n, b, a, "*") >= 0);
+    CHECK(ll_link(n, a, b, "out", "in", 7) == 0);
+    memset(pc, 0, sizeof *pc);
+    pc->drop_accepts = sender_epoch_packets != 0;
+    pc->memo_at_accept = malloc(n->node[b].memo_bytes);
+    pc->cap.most = 4096;
+    pc->cap.pkt = malloc((size_t)pc->cap.most * sizeof *pc->cap.pkt);
+    pc->cap.len = malloc((size_t)pc->cap.most * sizeof *pc->cap.len);
+    n->tap = probe_capture_tap, n->tap_arg = pc;
+    /* With epochs turning, the records go in rounds 1 s apart: the X25519 rate (4/s per
+     * peer) then lets every OFFER through, and the capture spans several epochs. */
+    int rounds = sender_epoch_packets ? 4 : 1;
+    for (int k = 1; k <= rounds; k++) {
+        /* The last round drops nothing: the sender ends in the epoch the receiver recorded
+         * (had it missed that ACCEPT, its packets of the epoch before would be live, and
+         * LOST their due answer, spec/protocol.md §9). */
+        if (k == rounds) pc->drop_accepts = 0;
+        queue(n, a, 0, 300 / rounds, 500);
+        want w = {1, 300 / rounds * k};
+        ll_run(n, n->now_ns + 20 * S, stored_all, &w);
+        CHECK(stored_all(n, &w));
+        if (k < rounds) ll_run(n, n->now_ns + 1 * S, NULL, NULL);
+    }
+    if (settle) {
+        /* A few records more, so the receiver hears the sender's last epoch before it dies. */
+        queue(n, a, 0, 4, 500);
+        want w = {1, 304};
+        ll_run(n, n->now_ns + 20 * S, stored_all, &w);
+        CHECK(stored_all(n, &w));
+    }
+    n->tap = NULL;
+    int e0n = 0;
+    for (int i = 0; i < pc->cap.count; i++)
+        if (epoch_of(pc->cap.pkt[i], pc->cap.len[i]) == 0 && e0n < 8) e0[e0n++] = i;
+    return e0n;
+}
+
+static void probe_free(probe_capture *pc) { free(pc->cap.pkt), free(pc->cap.len), free(pc->memo_at_accept); }
+
+static void replay_one(ll_net *n, const probe_capture *pc, int i) {
+    pure_link_receive(n->node[1].pl, &n->node[0].addr, pc->cap.pkt[i], pc->cap.len[i], n->now_ns);
+    ll_service(n, 1);
+}
+
+/* The live sender goes on after the replay: stored, no LOST, no key work. */
+static void probe_goes_on(ll_net *n, int64_t records_before) {
+    queue(n, 0, 0, 50, 500);
+    want w = {1, records_before + 50};
+    ll_run(n, n->now_ns + 30 * S, stored_all, &w);
+    CHECK(stored_all(n, &w));
+    CHECK_EQ_U(n->node[1].duplicates, 0);
+    CHECK_EQ_U(stats_of(n, 1).lost_notices_sent, 0);
+}
+
+/* The epoch-0 packets of a run (its first and the PTO probe that repeated the OFFER),
+ * replayed into a receiver restarted from its memo, in either order and repeated: nothing
+ * delivered, no X25519, the run not taken back to epoch 0 (spec/protocol.md §9, "the
+ * recorded number": the memo holds the number of the first epoch-1 packet, above both). */
+static void replay_epoch0_probe_after_restart(void) {
+    static const char *orders[] = {"01", "10", "0101", "1100", "210", "012210"};
+    for (size_t o = 0; o < sizeof orders / sizeof orders[0]; o++) {
+        ll_net n;
+        probe_capture pc;
+        int e0[8];
+        int e0n = probe_transfer(&n, &pc, 31, 0, 0, e0);
+        CHECK(e0n >= 2);  /* the probe repeated the OFFER in epoch 0 */
+        uint64_t delivered = n.node[1].records_delivered;
+        CHECK(ll_restart(&n, 1) == 0);
+        CHECK_EQ_U(stats_of(&n, 1).memo_runs_restored, 1);
+        for (const char *c = orders[o]; *c; c++) replay_one(&n, &pc, e0[(*c - '0') % e0n]);
+        pure_link_run_info ri;
+        CHECK(pure_link_run_info_get(n.node[1].pl, 0, &ri) == 0);
+        CHECK_EQ_U(ri.epoch, 1);  /* not taken back to epoch 0 */
+        ll_run(&n, n.now_ns + 2 * S, NULL, NULL);
+        pure_link_stats st = stats_of(&n, 1);
+        fprintf(stderr, "  order %s (%d epoch-0 packets): x25519 %llu, builds %llu, delivered again %llu\n",
+                orders[o], e0n, (unsigned long long)st.x25519_ops, (unsigned long long)st.run_key_builds,
+                (unsigned long long)(n.node[1].records_delivered - delivered));
+        CHECK_EQ_U(st.x25519_ops, 0);
+        CHECK_EQ_U(st.run_key_builds, 0);
+        CHECK_EQ_U(n.node[1].records_delivered, delivered);
+        probe_goes_on(&n, 300);
+        CHECK_EQ_U(stats_of(&n, 1).x25519_ops, 0);
+        probe_free(&pc);
+        ll_free(&n);
+    }
+}
+
+/* Known limit (spec/protocol.md §9, "the recorded number"): a receiver that dies after
+ * the ACCEPT of epoch 1 and before it records the first epoch-1 packet's number restores
+ * the OFFER's number, and a replayed PTO probe passes for a sender that never heard the
+ * ACCEPT.  Its cost is bounded: E(0) once (one X25519), no run built, no LOST, nothing
+ * delivered, and the live sender's next packet takes the run back to epoch 1. */
+static void replay_epoch0_probe_before_second_record(void) {
+    ll_net n;
+    probe_capture pc;
+    int e0[8];
+    CHECK(probe_transfer(&n, &pc, 31, 0, 0, e0) >= 2);
+    uint64_t delivered = n.node[1].records_delivered;
+    memcpy(n.node[1].memo, pc.memo_at_accept, n.node[1].memo_bytes);
+    CHECK(ll_restart(&n, 1) == 0);
+    CHECK_EQ_U(stats_of(&n, 1).memo_runs_restored, 1);
+    for (int k = 0; k < 3; k++) replay_one(&n, &pc, e0[1]), replay_one(&n, &pc, e0[0]);
+    pure_link_run_info ri;
+    CHECK(pure_link_run_info_get(n.node[1].pl, 0, &ri) == 0);
+    pure_link_stats st = stats_of(&n, 1);
+    fprintf(stderr, "  restored at the OFFER's number: run epoch %u, x25519 %llu, builds %llu\n", ri.epoch,
+            (unsigned long long)st.x25519_ops, (unsigned long long)st.run_key_builds);
+    CHECK_EQ_U(ri.epoch, 0);  /* the replay passed for the sender's own probe */
+    CHECK_EQ_U(st.x25519_ops, 1);
+    CHECK_EQ_U(st.run_key_builds, 0);
+    CHECK_EQ_U(n.node[1].records_delivered, delivered);
+    /* The live sender's packets of epoch 1 open under the E(1) the run kept.  (Its stream
+     * stays bound where the replayed STREAM put it, below the sender's stored mark: the
+     * records that follow are not handed over; a known limit, not asserted here.) */
+    queue(&n, 0, 0, 50, 500);
+    ll_run(&n, n.now_ns + 2 * S, NULL, NULL);
+    CHECK(pure_link_run_info_get(n.node[1].pl, 0, &ri) == 0);
+    CHECK_EQ_U(ri.epoch, 1);
+    st = stats_of(&n, 1);
+    CHECK_EQ_U(st.x25519_ops, 1);
+    CHECK_EQ_U(st.run_key_builds, 0);
+    CHECK_EQ_U(st.lost_notices_sent, 0);
+    CHECK_EQ_U(n.node[1].duplicates, 0);
+    probe_free(&pc);
+    ll_free(&n);
+}
+
+/* The same packets replayed into the live receiver (no restart), and every packet of a
+ * capture spanning several epochs replayed after a restart, epoch-0 ones first and last:
+ * nothing delivered, no key work. */
+static void replay_probe_live_and_later_epochs(void) {
+    ll_net n;
+    probe_capture pc;
+    int e0[8];
+    CHECK(probe_transfer(&n, &pc, 32, 0, 0, e0) >= 2);
+    uint64_t delivered = n.node[1].records_delivered, x25519 = stats_of(&n, 1).x25519_ops;
+    uint64_t builds = stats_of(&n, 1).run_key_builds;
+    for (int k = 0; k < 3; k++) replay_one(&n, &pc, e0[1]), replay_one(&n, &pc, e0[0]);
+    ll_run(&n, n.now_ns + 2 * S, NULL, NULL);
+    CHECK_EQ_U(stats_of(&n, 1).x25519_ops, x25519);
+    CHECK_EQ_U(stats_of(&n, 1).run_key_builds, builds);
+    CHECK_EQ_U(n.node[1].records_delivered, delivered);
+    probe_goes_on(&n, 300);
+    probe_free(&pc);
+    ll_free(&n);
+    for (int last = 0; last <= 1; last++) {
+        int e0n = probe_transfer(&n, &pc, 33 + (uint64_t)last, 10, 1, e0);
+        CHECK(e0n >= 2);
+        int top = epoch_of(pc.cap.pkt[pc.cap.count - 1], pc.cap.len[pc.cap.count - 1]);
+        fprintf(stderr, "  capture: %d packets, epochs up to %d, %d ACCEPTs seen\n", pc.cap.count, top, pc.accepts);
+        CHECK(top >= 3);  /* the capture spans epochs 0 .. >= 3 */
+        CHECK(pc.accepts >= 4);
+        pure_link_run_info ri;
+        CHECK(pure_link_run_info_get(n.node[1].pl, 0, &ri) == 0);
+        CHECK_EQ_U(ri.epoch, (uint32_t)top);  /* the receiver heard the sender's last epoch */
+        delivered = n.node[1].records_delivered;
+        CHECK(ll_restart(&n, 1) == 0);
+        for (int pass = 0; pass < 2; pass++) {
+            if (!last) for (int k = 0; k < e0n; k++) replay_one(&n, &pc, e0[k]);
+            for (int i = 0; i < pc.cap.count; i++) replay_one(&n, &pc, pass ? pc.cap.count - 1 - i : i);
+            if (last) for (int k = e0n - 1; k >= 0; k--) replay_one(&n, &pc, e0[k]);
+        }
+        ll_run(&n, n.now_ns + 2 * S, NULL, NULL);
+        pure_link_stats st = stats_of(&n, 1);
+        CHECK(pure_link_run_info_get(n.node[1].pl, 0, &ri) == 0);
+        fprintf(stderr, "  epochs 0..%d, epoch-0 %s: x25519 %llu, builds %llu, LOST %llu, run epoch %u, delivered again %llu\n", top,
+                last ? "last" : "first", (unsigned long long)st.x25519_ops, (unsigned long long)st.run_key_builds,
+                (unsigned long long)st.lost_notices_sent, ri.epoch, (unsigned long long)(n.node[1].records_delivered - delivered));
+        CHECK_EQ_U(st.x25519_ops, 0);
+        CHECK_EQ_U(st.run_key_builds, 0);
+        CHECK_EQ_U(st.lost_notices_sent, 0);  /* no replay of epoch m - 1 passed for the sender's */
+        CHECK_EQ_U(ri.epoch, (uint32_t)top);
+        CHECK_EQ_U(n.node[1].records_delivered, delivered);
+        probe_goes_on(&n, 304);
+        probe_free(&pc);
+        ll_free(&n);
+    }
+}
+
 /* ---- Addresses ---- */
 typedef struct addr_watch {
     pure_link_addr spoof;
@@ -700,7 +915,9 @@ static void epoch_event_keys_wiped_at_next_take(void) {
 
 TEST_MAIN(TEST_CASE(memo_restart_no_lost_no_x25519), TEST_CASE(no_memo_lost_recovery_no_nonce_reuse),
           TEST_CASE(no_memo_host_mark_above_sender_base),
-          TEST_CASE(replay_after_restart_delivers_nothing), TEST_CASE(address_change_mid_transfer),
+          TEST_CASE(replay_after_restart_delivers_nothing),
+          TEST_CASE(replay_epoch0_probe_after_restart), TEST_CASE(replay_epoch0_probe_before_second_record),
+          TEST_CASE(replay_probe_live_and_later_epochs), TEST_CASE(address_change_mid_transfer),
           TEST_CASE(spoofed_address_never_validated), TEST_CASE(epoch_change_mid_transfer),
           TEST_CASE(memo_torn_writes_old_or_new), TEST_CASE(lost_size_condition_and_rate_at_the_edge),
           TEST_CASE(lost_address_and_endpoint_bounds), TEST_CASE(lost_queue_full_displaces_the_flood),
