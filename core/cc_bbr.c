@@ -197,14 +197,21 @@ static void pl_bbr_update_latest(pl_cc_bbr *b, const pl_rate_sample *rs, uint64_
      * the end of their loss round, in Drain, they cut bw_lo to the rate Startup had reached
      * when they came, and the sender paced below the path until the next probe, seconds
      * later (pl_bbr_check_startup_high_loss).  So were the losses of packets sent in
-     * ProbeRTT, by its exit (pl_bbr_note_probe_rtt_sending). */
+     * ProbeRTT, by its exit (pl_bbr_note_sending). */
     int answered = b->loss_round_answered || b->loss_round_of_probe_rtt;
     uint64_t lost = answered ? 0 : b->loss_round_lost_bytes, all = lost + b->loss_round_acked_bytes;
     b->loss_round_answered = 0;
     b->loss_round_congested = lost > 0 && lost * 100 > all * PL_BBR_LOSS_THRESH_PERCENT;
-    b->loss_round_queue_loss = lost > 0 && pl_bbr_standing_queue(b);
+    int standing = pl_bbr_standing_queue(b);
+    b->loss_round_queue_loss = lost > 0 && standing;
+    /* A probe's packets meet the queue the probe built: it is another flow's only if it
+     * stood before the probe too (pl_bbr_queue_cut_floor). */
+    b->loss_round_own_queue = b->loss_round_of_probe && !b->queue_before_probe;
+    if (!b->loss_round_of_probe && !b->loss_round_of_probe_rtt) b->queue_before_probe = (uint8_t)standing;
     b->loss_round_of_probe_rtt = b->sent_in_probe_rtt;
+    b->loss_round_of_probe = b->sent_in_probe;
     b->sent_in_probe_rtt = 0;
+    b->sent_in_probe = 0;
     b->loss_round_rtt_min_ns = PL_BBR_NONE;
     b->loss_round_lost_bytes = 0;
     b->loss_round_acked_bytes = 0;
@@ -219,8 +226,25 @@ static void pl_bbr_update_latest(pl_cc_bbr *b, const pl_rate_sample *rs, uint64_
  * having delivered at ProbeRTT's rate, cut bw_lo to 70 % of the estimate until the next
  * probe, seconds later (M6, RTT 100 ms, 1 % loss, jitter 3 ms, seed 8: ProbeRTT began
  * inside UP; 6 random losses in the 213 packets of its last loss round, 34 Mbit/s for 6 s). */
-static void pl_bbr_note_probe_rtt_sending(pl_cc_bbr *b) {
+static void pl_bbr_note_sending(pl_cc_bbr *b) {
     if (b->mode == PL_BBR_PROBE_RTT) b->sent_in_probe_rtt = 1;
+    if (b->mode == PL_BBR_PROBE_BW_REFILL || b->mode == PL_BBR_PROBE_BW_UP) b->sent_in_probe = 1;
+}
+
+/* The least a cut for queue loss leaves.  None when the queue may be another flow's: the
+ * cut is how we yield to it.  But a probe builds a queue on purpose, and the loss round of
+ * its packets, ending in DOWN, sees every RTT sample above the min.  With random loss it
+ * cut inflight_hi to 70 % of the bound UP had reached and inflight_lo to 70 % of the
+ * window; CRUISE's headroom took the window below the BDP, and random loss (2 losses in a
+ * round of 90 packets are above the threshold) held the sender there for seconds (M6,
+ * RTT 20 ms, 1 % loss, jitter 3 ms, seed 6: 37 Mbit/s from 11 to 17 s).  When no queue
+ * stood in the last loss round before the probe, the cut stops at the BDP (inflight_hi at
+ * the BDP plus CRUISE's headroom): loss behind a queue we built ourselves says the flight
+ * was above the BDP, not below it. */
+static uint64_t pl_bbr_queue_cut_floor(const pl_cc_bbr *b, int headroom) {
+    if (!b->loss_round_own_queue) return 0;
+    uint64_t bdp = pl_bbr_bdp_multiple(b, b->max_bw, PL_BBR_GAIN_UNIT);
+    return headroom ? bdp * 100 / (100 - PL_BBR_HEADROOM_PERCENT) : bdp;
 }
 
 /* The next loss round starts from this sample's signals. */
@@ -268,7 +292,8 @@ static void pl_bbr_reset_lower_bounds(pl_cc_bbr *b) {
  * see queue loss are often DOWN's or ProbeRTT's, which send below the estimate. */
 static void pl_bbr_cut_for_queue_loss(pl_cc_bbr *b) {
     b->bw_lo = pl_max64(pl_bbr_round_delivered_rate(b), pl_bbr_percent(b->bw_lo, PL_BBR_BETA_PERCENT));
-    b->inflight_lo = pl_bbr_percent(b->inflight_lo, PL_BBR_BETA_PERCENT);
+    uint64_t cut = pl_max64(pl_bbr_percent(b->inflight_lo, PL_BBR_BETA_PERCENT), pl_bbr_queue_cut_floor(b, 0));
+    b->inflight_lo = pl_min64(b->inflight_lo, cut);
 }
 
 /* A congested round outside a probe: cut the lower bounds, but never below what the round
@@ -301,6 +326,7 @@ static void pl_bbr_update_congestion_signals(pl_cc_state *s, const pl_rate_sampl
         !b->inflight_hi_queue_cut) {
         uint64_t base = b->inflight_hi_cycle != PL_BBR_NONE ? b->inflight_hi_cycle : b->inflight_hi;
         uint64_t cut = pl_max64(pl_bbr_percent(base, PL_BBR_BETA_PERCENT), pl_bbr_min_pipe(b));
+        cut = pl_max64(cut, pl_bbr_queue_cut_floor(b, 1));
         b->inflight_hi = pl_min64(b->inflight_hi, cut);
         b->inflight_hi_queue_cut = 1;
         b->inflight_hi_cut_delivered = b->delivered;
@@ -766,7 +792,7 @@ void pl_cc_bbr_on_rate_sample(pl_cc_state *state, const pl_rate_sample *rs, uint
     pl_bbr_update_min_rtt(b, &r, now_ns);
     pl_bbr_check_probe_rtt(state, &r, now_ns);
     pl_bbr_advance_latest(b, &r);
-    pl_bbr_note_probe_rtt_sending(b);
+    pl_bbr_note_sending(b);
     pl_bbr_bound_bw_for_model(b);
     /* The controls. */
     pl_bbr_set_pacing_rate(b);

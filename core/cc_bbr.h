@@ -188,6 +188,10 @@ typedef struct pl_cc_bbr {
     uint8_t loss_round_answered;     /* this loss round's losses ended Startup: their answer */
     uint8_t sent_in_probe_rtt;       /* packets left in ProbeRTT during this loss round */
     uint8_t loss_round_of_probe_rtt; /* ... during the loss round before: this one counts their losses */
+    uint8_t sent_in_probe;           /* packets left in REFILL or UP during this loss round */
+    uint8_t loss_round_of_probe;     /* ... during the loss round before */
+    uint8_t queue_before_probe;      /* the last loss round of packets sent in neither had a standing queue */
+    uint8_t loss_round_own_queue;    /* the loss round just ended: a probe's packets behind its own queue */
     uint8_t inflight_hi_queue_cut;   /* inflight_hi was cut for loss in this cycle */
     uint8_t bw_probe_samples;        /* samples now reflect a bandwidth probe */
     uint8_t probe_rtt_round_done;

@@ -881,6 +881,44 @@ static void probe_rtt_rounds_are_answered_by_its_exit(void) {
     CHECK(sbbr(&s)->bw_lo != NONE);
 }
 
+/* UP builds a queue on purpose: the first loss round after it, in DOWN, sees every RTT
+ * sample above the min.  Loss there (random, below the threshold) from a queue that did not
+ * stand before the probe is loss from our own queue: the cut stops at the BDP (inflight_hi
+ * at the BDP plus CRUISE's headroom), so the window still covers the path.  (Cut to 70 % of
+ * the bound UP had reached, the window fell below the BDP at RTT 20 ms and random loss held
+ * the sender there: M6, RTT 20 ms, 1 % loss, jitter 3 ms, seed 6, 37 Mbit/s from 11 to
+ * 17 s.)  Another flow's queue, standing before the probe, is cut for as before. */
+static void a_probe_s_own_queue_cuts_no_lower_than_the_bdp(void) {
+    for (int queue_before = 0; queue_before <= 1; queue_before++) {
+        syn s;
+        syn_init(&s, MBIT(40), 20 * MS);
+        syn_to_probe_bw(&s, 68);
+        uint64_t bdp = MBIT(40) * 20 * MS / SEC;
+        /* Another flow's queue stands from before the probe: every sample 10 ms above. */
+        if (queue_before) s.rtt_ns = 30 * MS;
+        syn_to_probe_up(&s, 68);
+        /* UP's queue; its loss (7 of 75) ends UP at the flight that lost. */
+        s.rtt_ns = 30 * MS;
+        syn_round(&s, 68, 7, 0);
+        CHECK(sbbr(&s)->mode == PL_BBR_PROBE_BW_DOWN || sbbr(&s)->mode == PL_BBR_PROBE_BW_CRUISE);
+        uint64_t hi = sbbr(&s)->inflight_hi;
+        CHECK(hi != NONE);
+        CHECK(hi < bdp * 100 / (100 - PL_BBR_HEADROOM_PERCENT));
+        /* The packets UP sent, still behind its queue: 1 of 68 lost (1.5 %), judged at the
+         * round's first ACK, which ends their loss round. */
+        syn_round(&s, 67, 1, 0);
+        CHECK(sbbr(&s)->inflight_lo != NONE);
+        if (queue_before) {
+            CHECK(sbbr(&s)->inflight_hi < hi);
+            CHECK(sbbr(&s)->inflight_lo < bdp);
+        } else {
+            CHECK_EQ_U(sbbr(&s)->inflight_hi, hi);
+            CHECK(sbbr(&s)->inflight_lo >= bdp);
+            CHECK(pl_cc_cwnd(&s.cc) >= bdp);
+        }
+    }
+}
+
 /* The wait between probes is at least the K of a CUBIC flow with our BDP. */
 static void probe_wait_follows_the_cubic_epoch(void) {
     syn s;
@@ -1065,6 +1103,7 @@ TEST_MAIN(TEST_CASE(interface_selects_bbr), TEST_CASE(rounds_count_by_delivered)
           TEST_CASE(queue_loss_below_threshold_cuts_the_window), TEST_CASE(queue_loss_keeps_what_the_round_delivered),
           TEST_CASE(queue_loss_cuts_inflight_hi_once_per_cycle), TEST_CASE(queue_loss_cut_holds_against_earlier_flights),
           TEST_CASE(queue_loss_needs_a_standing_queue), TEST_CASE(probe_rtt_rounds_are_answered_by_its_exit),
+          TEST_CASE(a_probe_s_own_queue_cuts_no_lower_than_the_bdp),
           TEST_CASE(probe_wait_follows_the_cubic_epoch), TEST_CASE(random_loss_1pct_keeps_rate), TEST_CASE(random_loss_10pct_cuts_inflight),
           TEST_CASE(shares_with_cubic_rtt_20ms), TEST_CASE(shares_with_cubic_rtt_100ms),
           TEST_CASE(undo_restores_bounds), TEST_CASE(undo_needs_every_loss_late),
