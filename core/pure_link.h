@@ -70,9 +70,12 @@ typedef enum pure_link_error {
     PURE_LINK_ERR_NOT_FOUND = -10,     /* no such sender, stream or peer */
     PURE_LINK_OTHER_SHAPE = 2,         /* host's stream answer: the input exists, shape differs
                                           (passed negated: -PURE_LINK_OTHER_SHAPE) */
-    PURE_LINK_CANNOT_STORE = 4         /* host's stream answer or refusal: this input cannot
+    PURE_LINK_CANNOT_STORE = 4,        /* host's stream answer or refusal: this input cannot
                                           store now (a full disk, a read-only or failing
                                           directory); passed negated: -PURE_LINK_CANNOT_STORE */
+    PURE_LINK_CUT_OFF = 5              /* host's stream answer or refusal: a newer run of this
+                                          (key, source) took the source over (spec/protocol.md
+                                          §4.3); passed negated: -PURE_LINK_CUT_OFF */
 } pure_link_error;
 
 PURE_LINK_API const char *pure_link_strerror(int code);
@@ -326,7 +329,8 @@ typedef struct pure_link_event {
     uint64_t run;                  /* the sender's run id */
     int64_t record;                /* RECORD: its number; STORED: records stored so far */
     uint32_t reason;               /* REFUSED: 1 no input, 2 other shape, 3 source not allowed,
-                                      4 the receiver cannot store the input now */
+                                      4 the receiver cannot store the input now, 5 cut off: a
+                                      newer run took the source over (for good: end the run) */
     uint32_t epoch;                /* EPOCH */
     int code;                      /* FATAL */
     uint64_t offset;               /* MEMO_WRITE */
@@ -361,7 +365,8 @@ enum { PURE_LINK_OPEN_RESUME = 1 };
 /* Answers STREAM_OPEN: 0 accepts, with `stored_mark` = how many records of this run the
  * host already stored (0 for a new run; records below it are not delivered again);
  * -1 refuses with reason 1 (no such input), -PURE_LINK_OTHER_SHAPE with reason 2,
- * -PURE_LINK_CANNOT_STORE with reason 4 (the input cannot store now).
+ * -PURE_LINK_CANNOT_STORE with reason 4 (the input cannot store now), -PURE_LINK_CUT_OFF
+ * with reason 5 (a newer run of this key and source took the source over, §4.3).
  *
  * The mark must be durable (fdatasync returned): the sender lets go of every record below
  * it, so a mark that a crash can take back loses records.  Records the host wrote but has
@@ -388,7 +393,8 @@ PURE_LINK_API int pure_link_stream_answer(pure_link *pl, int stream, int answer,
 PURE_LINK_API int pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns);
 /* The host takes back its acceptance of `stream` (or answers its STREAM_OPEN): `answer` is
  * one of stream_answer's refusals, -PURE_LINK_CANNOT_STORE when the input's storage failed
- * (spec/protocol.md §4.1 "Refused after accepting").  The run is refused with that reason
+ * (spec/protocol.md §4.1 "Refused after accepting"), -PURE_LINK_CUT_OFF when a newer run
+ * took the stream's source over (§4.3).  The run is refused with that reason
  * at once: its next reply carries REFUSED and no STORED; the mark stays where the host's
  * last pure_link_stored() put it, and every record above it is forgotten — the RECORD
  * events of the stream still in the queue are taken out, and the sender sends them again

@@ -85,6 +85,7 @@ static void refuse(pure_link *pl, pl_run *r, uint32_t reason) {
 static uint32_t refusal_reason(int answer) {
     return answer == -PURE_LINK_OTHER_SHAPE    ? PL_REFUSED_OTHER_SHAPE
            : answer == -PURE_LINK_CANNOT_STORE ? PL_REFUSED_CANNOT_STORE
+           : answer == -PURE_LINK_CUT_OFF      ? PL_REFUSED_CUT_OFF
            : answer == -1                      ? PL_REFUSED_NO_INPUT : 0;
 }
 

@@ -132,10 +132,11 @@ enum pl_refused_reason {
     PL_REFUSED_NO_INPUT = 1,    /* no input of that name */
     PL_REFUSED_OTHER_SHAPE = 2, /* the input's shape differs */
     PL_REFUSED_NOT_ALLOWED = 3, /* this key may not send to that source */
-    PL_REFUSED_CANNOT_STORE = 4 /* the receiver's host cannot store this input now */
+    PL_REFUSED_CANNOT_STORE = 4, /* the receiver's host cannot store this input now */
+    PL_REFUSED_CUT_OFF = 5       /* a newer run of this key and source took the source over */
 };
 #define PL_REFUSED_LEAST PL_REFUSED_NO_INPUT
-#define PL_REFUSED_MOST  PL_REFUSED_CANNOT_STORE
+#define PL_REFUSED_MOST  PL_REFUSED_CUT_OFF
 
 /* Fixed frame sizes, type byte included. */
 #define PL_FRAME_PADDING_BYTES   1u
@@ -201,6 +202,8 @@ _Static_assert(PL_ACK_RANGES_MOST < 64, "range_count is a one-byte varint");
 _Static_assert(PL_CREDIT_MOST < PL_VARINT_LIMIT && PL_CREDIT_LEAST >= 1, "credit is a varint, never 0");
 _Static_assert(PL_RECORD_MOST < (UINT64_C(1) << 30), "a record length prefix is at most 4 B");
 _Static_assert((int)PL_REFUSED_OTHER_SHAPE == (int)PURE_LINK_OTHER_SHAPE, "REFUSED reason 2 is the host's answer");
+_Static_assert((int)PL_REFUSED_CANNOT_STORE == (int)PURE_LINK_CANNOT_STORE, "REFUSED reason 4 is the host's answer");
+_Static_assert((int)PL_REFUSED_CUT_OFF == (int)PURE_LINK_CUT_OFF, "REFUSED reason 5 is the host's answer");
 _Static_assert(PL_FRAME_STREAM_MOST + PL_FRAME_ACK_MOST <= PL_PAYLOAD_MOST, "control frames fit a packet");
 _Static_assert(PL_FRAME_ACK_MOST + PL_HEADER_MOST + PL_TAG_BYTES <= PL_DATAGRAM_MOST, "a full ACK fits a reply");
 _Static_assert(PL_STREAM_LEAD_MOST + PL_PN_AGE_MOST * PL_DATAGRAM_MOST < (UINT64_C(1) << (PL_OFFSET_BITS - 1)),

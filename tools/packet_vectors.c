@@ -182,7 +182,8 @@ static int write_numbers(FILE *f, const uint8_t e0[32], const uint8_t s_pub[32],
  * packet numbers 0x20 + reason. */
 static void write_refused(FILE *f, const pl_packet_key *reply, const void *ctx) {
     fprintf(f, "# spec/vectors/refused.txt: one sealed reply carrying REFUSED per reason 1..%u (wire.md\n"
-               "# §6.13; 4: the receiver cannot store the input now, protocol.md §4.1).  Written by\n"
+               "# §6.13; 4: the receiver cannot store the input now, protocol.md §4.1; 5: a newer run took\n"
+               "# the source over, protocol.md §4.3).  Written by\n"
                "# build/packet_vectors (tools/packet_vectors.c); tests/unit/test_vectors.c opens, re-seals\n"
                "# and decodes every packet.  Keys and names as packets.txt.\n", PL_REFUSED_MOST);
     for (uint8_t reason = PL_REFUSED_LEAST; reason <= PL_REFUSED_MOST; reason++) {

@@ -121,7 +121,9 @@ int pl_store_peer(pl_store *s, int peer, const uint8_t peer_public[32]);
  * pl_store_commit or pl_store_commit_end gives it).  The run's first RECORD (the core hands
  * none over before the run is proven live) takes the stream over: from then on its other
  * runs append nothing, and a run that never asked appends nothing to it (spec/protocol.md
- * §4.3).  The ask and the takeover are each written to the stream's owner log and synced
+ * §4.3).  Such a run is refused through the core with -PURE_LINK_CUT_OFF (REFUSED reason
+ * 5): at the takeover if it is bound, at its next record, and at each STREAM_OPEN of it.
+ * The ask and the takeover are each written to the stream's owner log and synced
  * on the caller's thread before the answer goes or the record is written (STORE.md "Owner
  * log"): once per resuming run, and a run cut off stays cut off across a reopen.
  *
@@ -181,6 +183,10 @@ void pl_store_stats_get(const pl_store *s, pl_store_stats *out);
 /* The negative errno input `name` failed with while it cannot store (pl_store.h "A failing
  * input"); 0 when it stores, or when no input has that name. */
 int pl_store_input_failed(const pl_store *s, const char *name);
+/* 1 when `run` of peer index `peer` is cut off from `source` of input `name` (spec/protocol.md
+ * §4.3: a newer run took the source over; its STREAM_OPEN is refused with REFUSED reason 5),
+ * else 0. */
+int pl_store_run_cut_off(pl_store *s, const char *name, int peer, const char *source, uint64_t run);
 
 /* ---- Reading record files back (pure-link cat and verify): these only decode bytes the
  * caller read, so a reader needs no lock and may run beside the receiver that appends. ---- */

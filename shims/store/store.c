@@ -71,7 +71,8 @@ void st_refusals(pl_store *s, const st_notify *n) {
     if (!due) return;
     for (size_t h = 0; h < s->handles_len; h++) {
         const st_stream *st = s->handles[h].stream;
-        if (st != NULL && st->input->refuse_due && n->refuse != NULL) n->refuse(n->ctx, (int)h);
+        if (st != NULL && st->input->refuse_due && n->refuse != NULL)
+            n->refuse(n->ctx, (int)h, s->handles[h].run, -PURE_LINK_CANNOT_STORE);
     }
     for (size_t i = 0; i < s->inputs_len; i++) s->inputs[i].refuse_due = 0;
 }
@@ -392,6 +393,14 @@ static st_stream *stream_find(st_input *in, const uint8_t key[32], const char *s
     return NULL;
 }
 
+int pl_store_run_cut_off(pl_store *s, const char *name, int peer, const char *source, uint64_t run) {
+    st_input *in = input_find(s, name);
+    if (in == NULL || peer < 0 || (size_t)peer >= s->peers_len || !s->peer_known[peer]) return 0;
+    st_stream *st = stream_find(in, s->peers[peer], source);
+    st_run *r = st != NULL ? st_run_find(st, run) : NULL;
+    return r != NULL && st_run_cut_off(st, r);
+}
+
 /* Another key with the same 96-bit prefix and the same source would have the same file
  * name.  Every record file of the directory is a stream of the input (read at open), so
  * the table says it; the file itself is named only at the first commit. */
@@ -446,8 +455,9 @@ static int handle_bind(pl_store *s, int handle, st_stream *st, st_run *r) {
     return 0;
 }
 
-int st_open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
-                   uint64_t shape, int *answer, int64_t *mark, char *err, size_t err_len) {
+/* `asking`: the run asks where to resume, so it may take the stream over from its owner. */
+static int open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
+                       uint64_t shape, int asking, int *answer, int64_t *mark, char *err, size_t err_len) {
     *answer = -1, *mark = 0;
     int rc = st_failed(s, err, err_len);
     if (rc != 0) return rc;
@@ -479,10 +489,21 @@ int st_open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *
     }
     st_run *r = st_run_find(st, run);
     if (r == NULL && (r = st_run_add(st, run, err, err_len)) == NULL) return -ENOMEM;
+    if (r->cut || (st_run_cut_off(st, r) && !asking)) {
+        /* Told at every binding (§4.3): it comes back after a restart of either side. */
+        *answer = -PURE_LINK_CUT_OFF;
+        s->stats.streams_refused++;
+        return 0;
+    }
     if (handle_bind(s, handle, st, r) != 0) return st_err(err, err_len, -ENOMEM, "store: out of memory");
     *answer = 0;
     *mark = (int64_t)r->mark_durable;
     return 0;
+}
+
+int st_open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
+                   uint64_t shape, int *answer, int64_t *mark, char *err, size_t err_len) {
+    return open_stream(s, handle, peer, run, source, input, shape, 0, answer, mark, err, err_len);
 }
 
 /* The owner log could not take an ask: the input fails (its streams are refused). */
@@ -509,7 +530,7 @@ static int64_t resume_at(pl_store *s, st_stream *st, st_run *r, char *err, size_
 
 int st_open_resume(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
                    uint64_t shape, int *answer, int64_t *mark, char *err, size_t err_len) {
-    int rc = st_open_stream(s, handle, peer, run, source, input, shape, answer, mark, err, err_len);
+    int rc = open_stream(s, handle, peer, run, source, input, shape, 1, answer, mark, err, err_len);
     if (rc != 0 || *answer != 0) return rc;
     st_handle *h = &s->handles[handle];
     st_stream *st = h->stream;
@@ -584,6 +605,20 @@ static int take_over(st_stream *st, st_run *r, char *err, size_t err_len) {
     return 0;
 }
 
+/* The runs a takeover cut off that are bound now are refused at once (REFUSED reason 5):
+ * one whose records were all handed over before the cut resends only bytes the receiver
+ * holds, which reach the store no more, so its next record would never come to tell it. */
+static void tell_cut(pl_store *s, st_stream *st, const st_notify *n) {
+    for (size_t i = 0; i < st->runs_len && n->refuse != NULL; i++) {
+        const st_run *o = &st->runs[i];
+        if (!o->cut || o->handle < 0 || (size_t)o->handle >= s->handles_len) continue;
+        const st_handle *h = &s->handles[o->handle];
+        if (h->stream != st || h->run != o->run) continue;
+        s->stats.streams_refused++;
+        n->refuse(n->ctx, o->handle, o->run, -PURE_LINK_CUT_OFF);
+    }
+}
+
 static st_run *handle_run(st_handle *h) {
     st_stream *st = h->stream;
     if (h->run_idx < st->runs_len && st->runs[h->run_idx].run == h->run) return &st->runs[h->run_idx];
@@ -604,12 +639,20 @@ int st_record(pl_store *s, int handle, uint64_t run, int64_t record, const uint8
     uint64_t k = (uint64_t)record;
     if (st->input->failed) return st_err(err, err_len, st->input->failed, "%s", st->input->failed_line);
     /* spec/protocol.md §4.3: one run appends to a resumed stream, the last asking run to
-     * be proven live; the core hands a run's records over only once it is (§4.2). */
-    if (r->cut || (st->owned && !r->asked)) return 0;
-    if (r->asked && !(st->owned && st->owner == r->run) && (rc = take_over(st, r, err, err_len)) != 0) {
-        rc = st_input_fail(s, st->input, rc, err);
-        st_refusals(s, n);
-        return rc;
+     * be proven live; the core hands a run's records over only once it is (§4.2).  A run
+     * cut off is told so (REFUSED reason 5), and its records are dropped. */
+    if (st_run_cut_off(st, r)) {
+        s->stats.streams_refused++;
+        if (n->refuse != NULL) n->refuse(n->ctx, handle, run, -PURE_LINK_CUT_OFF);
+        return 0;
+    }
+    if (r->asked && !(st->owned && st->owner == r->run)) {
+        if ((rc = take_over(st, r, err, err_len)) != 0) {
+            rc = st_input_fail(s, st->input, rc, err);
+            st_refusals(s, n);
+            return rc;
+        }
+        tell_cut(s, st, n);
     }
     if (k + 1 > h->seen) h->seen = k + 1;
     if (k < r->mark_appended) {
@@ -651,9 +694,11 @@ static void core_memo_written(void *ctx, uint64_t token) {
     pure_link_memo_written(c->pl, token, c->now_ns);
 }
 
-static void core_refuse(void *ctx, int stream) {
+static void core_refuse(void *ctx, int stream, uint64_t run, int answer) {
     core_ctx *c = ctx;
-    int rc = pure_link_stream_refuse(c->pl, stream, -PURE_LINK_CANNOT_STORE, c->now_ns);
+    pure_link_run_info info;
+    if (pure_link_run_info_get(c->pl, stream, &info) != 0 || info.run != run) return;  /* the slot moved on */
+    int rc = pure_link_stream_refuse(c->pl, stream, answer, c->now_ns);
     assert(rc == 0 || rc == PURE_LINK_ERR_NOT_FOUND);  /* a run ended meanwhile is gone */
     (void)rc;
 }

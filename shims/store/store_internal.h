@@ -129,6 +129,9 @@ void st_stream_free(st_stream *st);
 st_run *st_run_find(st_stream *st, uint64_t run);
 /* Adds a run (forgetting the least recent idle one when PL_STORE_RUNS_KEPT are kept). */
 st_run *st_run_add(st_stream *st, uint64_t run, char *err, size_t err_len);
+/* The run appends nothing to its resumed stream (spec/protocol.md §4.3): a newer run took
+ * it over, or it never asked where to resume and the stream has an owner. */
+static inline int st_run_cut_off(const st_stream *st, const st_run *r) { return r->cut || (st->owned && !r->asked); }
 /* Write buffers: a frame of at most ST_WBUF_FRAME_MOST bytes is copied into its stream's
  * buffer (grown from ST_WBUF_BYTES_LEAST up to ST_WBUF_BYTES_MOST), a larger one goes to
  * the file at once (after the buffer), in one pwritev of its pieces. */
@@ -207,8 +210,10 @@ typedef struct st_notify {
     void (*stored)(void *ctx, int stream, int64_t record);
     void (*memo_written)(void *ctx, uint64_t token);
     void *ctx;
-    /* The stream on this handle is refused: its input cannot store now (may be NULL). */
-    void (*refuse)(void *ctx, int stream);
+    /* The stream of `run` on this handle is refused (may be NULL): `answer` is
+     * -PURE_LINK_CANNOT_STORE (its input cannot store now) or -PURE_LINK_CUT_OFF (a newer
+     * run took its source over).  A handle that serves another run now is left alone. */
+    void (*refuse)(void *ctx, int stream, uint64_t run, int answer);
 } st_notify;
 
 /* ---- The store (store.c) ---- */
@@ -267,8 +272,9 @@ struct pl_store {
     size_t resumes_len, resumes_cap;
 };
 
-/* The store without the core: STREAM_OPEN's answer (0, -1, -PURE_LINK_OTHER_SHAPE) in
- * *answer with the durable mark in *mark; RECORD; the second half of a commit. */
+/* The store without the core: STREAM_OPEN's answer (0, -1, -PURE_LINK_OTHER_SHAPE,
+ * -PURE_LINK_CANNOT_STORE, -PURE_LINK_CUT_OFF for a run cut off) in *answer with the
+ * durable mark in *mark; RECORD; the second half of a commit. */
 int st_open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
                    uint64_t shape, int *answer, int64_t *mark, char *err, size_t err_len);
 /* STREAM_OPEN of a run that asks where to resume: as st_open_stream, and the mark is where

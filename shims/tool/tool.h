@@ -22,8 +22,10 @@ enum {
     TOOL_ERR_REFUSED = 4, /* send: the receiver refused the stream until --deadline */
     TOOL_ERR_DEADLINE = 5,/* send: --deadline passed before every record was stored */
     TOOL_ERR_STOPPED = 6, /* send: SIGINT or SIGTERM before every record was stored */
-    TOOL_ERR_CORRUPT = 7  /* cat, verify: a record file holds a bad frame that valid ones follow,
+    TOOL_ERR_CORRUPT = 7, /* cat, verify: a record file holds a bad frame that valid ones follow,
                              or a bad header */
+    TOOL_ERR_CUT_OFF = 8  /* send: the receiver cut this run off: a newer run of its source
+                             took the source over (REFUSED reason 5, spec/protocol.md §4.3) */
 };
 
 #define TOOL_VERSION "0.1.0"

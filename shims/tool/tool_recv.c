@@ -112,6 +112,9 @@ static void log_refusal(receiver_tool *t, const pure_link_event *ev) {
     if (ev->kind == PURE_LINK_EVENT_STREAM_REFUSED)
         snprintf(why, sizeof why, "this key may not send as that source (its peer line lists the sources it may use)");
     else if (in == NULL) snprintf(why, sizeof why, "no input of that name in the config");
+    else if (pl_store_run_cut_off(t->store, ev->input, ev->peer, ev->source, ev->run))
+        snprintf(why, sizeof why, "run %016llx is cut off: a newer run of this source took it over (send --resume); "
+                 "told so (REFUSED reason 5)", (unsigned long long)ev->run);
     else snprintf(why, sizeof why, "shape %llu, the input's (line %d) is %llu", (unsigned long long)ev->shape, in->line,
                   (unsigned long long)in->shape);
     tool_log("refused a stream from peer %.16s... (config line %d), source '%s', input '%s': %s", key,

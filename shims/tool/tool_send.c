@@ -38,7 +38,7 @@ typedef struct sender_tool {
     int64_t queued;
     uint64_t bytes_queued;
     /* --resume: records wait for the receiver's answer, then `skip` of the input are its own */
-    int resuming;
+    int resuming, resume;  /* resume: --resume was given */
     uint64_t skip, resumed_at;
     const char *source;
     /* the lengths of the records queued and not yet heard stored, oldest first: STORED
@@ -50,7 +50,7 @@ typedef struct sender_tool {
     uint64_t stored_bytes, deadline_ns, refused_since_ns, next_metrics_ns;
     tool_rate_window rate;
     uint32_t refused_reason;
-    int refused, done, failed;
+    int refused, done, failed, cut_off;
     pure_link_stats last;       /* the sender's figures, read at every progress step */
     /* the path: what it said, each cause told in one line (again after answers came back) */
     pure_link_addr to;
@@ -65,6 +65,7 @@ static const char *reason_text(uint32_t reason) {
     case 2: return "the input has another shape";
     case 3: return "this source is not allowed for this key";
     case 4: return "the receiver cannot store this input now (its disk or directory failed)";
+    case 5: return "cut off: a newer run of this source took it over";
     default: return "unknown reason";
     }
 }
@@ -330,6 +331,17 @@ static int on_event(void *ctx, pure_link *pl, const pure_link_event *ev, int ref
         break;
     case PURE_LINK_EVENT_REFUSED:
         progress(t, now, 1);
+        if (ev->reason == PURE_LINK_CUT_OFF) {
+            /* For good (spec/protocol.md §4.3): every trial would be refused again, and the
+             * newer run stores the source from where the receiver stands. */
+            tool_log("cut off by the receiver: a newer run of source '%s' took it over (%s); stopping: %lld of %lld "
+                     "records stored by this run", t->source,
+                     t->resume ? "another sender on this source, or this one started again"
+                               : "it is sent with --resume: send it with --resume every time",
+                     (long long)t->stored, (long long)t->queued);
+            t->cut_off = 1;
+            return 1;
+        }
         tool_log("the receiver refused the stream: %s; retrying%s", reason_text(ev->reason),
                  t->deadline_ns != UINT64_MAX ? " until --deadline" : " (Ctrl-C stops)");
         t->refused = 1, t->refused_reason = ev->reason, t->refused_since_ns = now;
@@ -616,7 +628,7 @@ static int open_sender(sender_tool *t, const send_options *o, pure_link_config *
     if (code != TOOL_OK) return code;
     pure_link_sender_config sc = {.version = PURE_LINK_VERSION, .source = o->source, .input = o->input,
                                   .shape = o->shape, .resume = (uint32_t)o->resume};
-    t->resuming = o->resume, t->source = o->source;
+    t->resuming = t->resume = o->resume, t->source = o->source;
     if (tool_parse_key_hex(o->peer, sc.receiver_public) != 0) {
         tool_log("--peer '%s': want the receiver's public key, 64 hex digits (pure-link pub)", o->peer);
         return TOOL_ERR_USAGE;
@@ -669,6 +681,7 @@ static void summary(sender_tool *t, uint64_t now) {
 static int outcome(sender_tool *t, int r, const char *err, uint64_t now) {
     if (t->done) return TOOL_OK;
     if (t->failed) return TOOL_ERR_SYSTEM; /* the input failed; its line is logged */
+    if (t->cut_off) return TOOL_ERR_CUT_OFF;  /* its line is logged */
     if (r < 0) {
         tool_log("%s", err);
         return TOOL_ERR_SYSTEM;

@@ -64,15 +64,47 @@ resume_recv() {
 resume_send() { resume_sender --generate $N --size $Z "$@"; }
 resume_sender() { exec env --default-signal=INT $P send --key "$work/s.key" --to 127.0.0.1:$port --peer "$RP" \
     --input logs --source gen --shape 1 --resume --no-progress "$@"; }
-# resume_send_gated LOG: such a sender in the background ($spid) of the same records from
+# resume_send_gated LOG [ARGS...]: such a sender in the background ($spid) of the same records from
 # tests/sh/gen_gated.py ($gpid), which writes them at once up to number $(cat $work/gate)
 # and 1,000 a second past it: a run the test stops mid-transfer cannot have sent everything
 # first, however loaded the machine, and has records on their way when it is stopped.
 resume_send_gated() {
     rm -f "$work/fifo"; mkfifo "$work/fifo"
     python3 tests/sh/gen_gated.py $N $Z "$work/gate" > "$work/fifo" & gpid=$!
-    resume_sender --framed < "$work/fifo" 2> "$1" & spid=$!
+    log=$1; shift
+    resume_sender --framed "$@" < "$work/fifo" 2> "$log" & spid=$!
     pids="$pids $gpid $spid"
+}
+# resume_taken_over [ARGS...]: a receiver (resume_recv), a first run of the source ($apid,
+# with ARGS, logging to $work/s1.log) paused by SIGSTOP once the store holds its first
+# records ($a of them), and a second run that resumes the source and stores it to the end.
+resume_taken_over() {
+    make_keys
+    resume_recv
+    # The first run reads gated records: it cannot have sent all of them before it is
+    # paused, however loaded the machine.
+    echo 20000 > "$work/gate"
+    resume_send_gated "$work/s1.log" "$@"; apid=$spid
+    # Paused as soon as the store holds its first records (the file is named at the first commit).
+    i=0; until [ "$(stored_now)" -gt 0 ]; do i=$((i + 1)); [ $i -gt 1000 ] && fail "nothing stored in 10 s"; sleep 0.01; done
+    kill -STOP $apid
+    a=$(stored_now)
+    [ "$a" -lt $N ] || fail "the first run stored all $N before it was paused"
+    (resume_send --deadline 60s) 2> "$work/s2.log" || fail "the second run exited $?: $(tail -3 "$work/s2.log")"
+    python3 tests/sh/plr_check.py "$work/logs" $N $Z --resumed > "$work/plr.txt" || fail "store: $(cat "$work/plr.txt")"
+}
+# cut_off_told: the first run, let go, is told it is cut off (REFUSED reason 5) and exits 8
+# with its line, within 10 s: far more than that takes on a loaded machine.
+cut_off_told() {
+    i=0; while kill -0 $apid 2>/dev/null && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
+    if kill -0 $apid 2>/dev/null; then
+        kill -INT $apid; wait $apid
+        fail "the cut-off run still runs 10 s after it was let go (then SIGINT: exit $?); its log: $(cat "$work/s1.log")"
+    fi
+    wait $apid; st=$?
+    [ $st = 8 ] || fail "the cut-off run exited $st, not 8"
+    grep -q "cut off by the receiver: a newer run of source 'gen' took it over" "$work/s1.log" ||
+        fail "the cut-off run's log has not its line"
 }
 stored_now() {
     f=$(ls "$work"/logs/*.plr 2>/dev/null | head -1)

@@ -496,10 +496,11 @@ static void lost_malformed(void) {
 static void refused_malformed(void) {
     static const bad_case t[] = {
         {"reason 0", 1, "0c 00", PL_WIRE_RANGE},
-        {"reason 5", 1, "0c 05", PL_WIRE_RANGE},
+        {"reason 6", 1, "0c 06", PL_WIRE_RANGE},
         {"reason 255", 1, "0c ff", PL_WIRE_RANGE},
         {"reason 3", 1, "0c 03", 2},
         {"reason 4 (cannot store now)", 1, "0c 04", 2},
+        {"reason 5 (cut off)", 1, "0c 05", 2},
         {"in a sender packet", 0, "0c 01", PL_WIRE_WRONG_DIRECTION},
     };
     RUN_BAD(t);

@@ -302,39 +302,50 @@ static void missing_input_two_packets_in_2_5s(void) {
 
 static int delivered_at_least(ll_net *n, void *arg) { return n->node[1].records_delivered >= *(uint64_t *)arg; }
 
-/* Refused after accepting (protocol.md §4.1, reason 4): the host made 100 of the 300
- * records it took durable when its disk failed.  The sender hears REFUSED with reason 4 and
- * no STORED beyond 100, nothing is handed over during the refusal, and once the host can
- * store again (having made 150 durable meanwhile) every record is stored, none twice. */
-static void refused_after_accept_claims_only_the_durable(void) {
-    ll_net n;
-    ll_init(&n, 12, 10 * MS);
-    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
-    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
-    int s = ll_link(&n, a, b, "out", "in", 7);
-    send_records(&n, a, s, 1000, 20);
-    n.node[b].hold_stored = 1;
+/* The host takes back its acceptance with `answer` once it made 100 of the 300 records it
+ * took durable, and refuses every trial so for 10 s: the sender hears one REFUSED episode
+ * of that reason and no STORED beyond 100, and nothing is handed over meanwhile.  Returns
+ * the records delivered; n is left at the end of the 10 s. */
+static uint64_t refused_after_300(ll_net *n, int answer, int *a_, int *b_) {
+    ll_init(n, 12, 10 * MS);
+    int a = ll_node_add(n, NULL), b = ll_node_add(n, NULL);
+    CHECK(pure_link_wire_peer(n->node[b].pl, n->node[a].pub, "*", 0) >= 0);
+    int s = ll_link(n, a, b, "out", "in", 7);
+    send_records(n, a, s, 1000, 20);
+    n->node[b].hold_stored = 1;
     uint64_t took = 300;
-    ll_run(&n, 5 * S, delivered_at_least, &took);
-    ll_stream *st = &n.node[b].streams[0];  /* the one run's */
+    ll_run(n, 5 * S, delivered_at_least, &took);
+    ll_stream *st = &n->node[b].streams[0];  /* the one run's */
     CHECK(st->run != 0 && st->next >= 300);
-    CHECK(pure_link_stored(n.node[b].pl, st->handle, 100, n.now_ns) == 0);
+    CHECK(pure_link_stored(n->node[b].pl, st->handle, 100, n->now_ns) == 0);
     st->stored = 100;
-    CHECK(pure_link_stream_refuse(n.node[b].pl, st->handle, -PURE_LINK_CANNOT_STORE, n.now_ns) == 0);
-    CHECK(pure_link_stream_refuse(n.node[b].pl, st->handle, -PURE_LINK_CANNOT_STORE, n.now_ns) == 0); /* again: 0 */
-    CHECK(pure_link_stream_refuse(n.node[b].pl, st->handle, 0, n.now_ns) == PURE_LINK_ERR_INVALID);
-    CHECK(pure_link_stored(n.node[b].pl, st->handle, 200, n.now_ns) == PURE_LINK_ERR_NOT_FOUND);
-    n.node[b].answer = -PURE_LINK_CANNOT_STORE;  /* every trial is refused again */
-    uint64_t delivered = n.node[b].records_delivered;
-    ll_run(&n, n.now_ns + 10 * S, NULL, NULL);
-    CHECK_EQ_U(n.node[a].refused_events, 1);
-    CHECK_EQ_U(n.node[a].refused_reason, PURE_LINK_CANNOT_STORE);
-    CHECK(n.node[a].stored_seen[0] <= 100);
-    CHECK_EQ_U(n.node[b].records_delivered, delivered);
+    CHECK(pure_link_stream_refuse(n->node[b].pl, st->handle, answer, n->now_ns) == 0);
+    CHECK(pure_link_stream_refuse(n->node[b].pl, st->handle, answer, n->now_ns) == 0); /* again: 0 */
+    CHECK(pure_link_stream_refuse(n->node[b].pl, st->handle, 0, n->now_ns) == PURE_LINK_ERR_INVALID);
+    CHECK(pure_link_stored(n->node[b].pl, st->handle, 200, n->now_ns) == PURE_LINK_ERR_NOT_FOUND);
+    n->node[b].answer = answer;  /* every trial is refused again */
+    uint64_t delivered = n->node[b].records_delivered;
+    ll_run(n, n->now_ns + 10 * S, NULL, NULL);
+    CHECK_EQ_U(n->node[a].refused_events, 1);
+    CHECK_EQ_U(n->node[a].refused_reason, (uint64_t)-answer);
+    CHECK(n->node[a].stored_seen[0] <= 100);
+    CHECK_EQ_U(n->node[b].records_delivered, delivered);
     pure_link_stats rx = {.version = PURE_LINK_STATS_VERSION};
-    CHECK(pure_link_stats_get(n.node[b].pl, -1, &rx) == 0);
+    CHECK(pure_link_stats_get(n->node[b].pl, -1, &rx) == 0);
     CHECK_EQ_U(rx.records_stored, 100);
     CHECK(rx.listener_refused >= 4);  /* the first REFUSED and the trials at 1, 3, 7 s */
+    *a_ = a, *b_ = b;
+    return delivered;
+}
+
+/* Refused after accepting (protocol.md §4.1, reason 4): the host made 100 of the 300
+ * records it took durable when its disk failed.  Once it can store again (having made
+ * 150 durable meanwhile) every record is stored, none twice. */
+static void refused_after_accept_claims_only_the_durable(void) {
+    ll_net n;
+    int a, b;
+    uint64_t delivered = refused_after_300(&n, -PURE_LINK_CANNOT_STORE, &a, &b);
+    ll_stream *st = &n.node[b].streams[0];
     st->stored = st->next = 150;       /* durable meanwhile: answered as the mark */
     n.node[b].answer = 0, n.node[b].hold_stored = 0;
     int64_t want = 1000;
@@ -344,6 +355,19 @@ static void refused_after_accept_claims_only_the_durable(void) {
     CHECK_EQ_U(n.node[b].duplicates, 0);
     CHECK_EQ_U(n.node[b].out_of_order, 0);
     CHECK_EQ_U(n.node[b].records_delivered, delivered + 850);  /* 150..999, each once */
+    ll_free(&n);
+}
+
+/* A run cut off (protocol.md §4.3, reason 5): a newer run took its source over after 100
+ * of its records were durable.  It hears REFUSED reason 5 (its host ends it), and each of
+ * its trials draws reason 5 again, one packet per wait. */
+static void cut_off_run_is_told(void) {
+    ll_net n;
+    int a, b;
+    refused_after_300(&n, -PURE_LINK_CUT_OFF, &a, &b);
+    pure_link_stats tx = {.version = PURE_LINK_STATS_VERSION};
+    CHECK(pure_link_stats_get(n.node[a].pl, -1, &tx) == 0);
+    CHECK_EQ_U(tx.link_refused, 4);  /* the first REFUSED and the trials at 1, 3, 7 s */
     ll_free(&n);
 }
 
@@ -542,7 +566,7 @@ static void thousand_short_runs_then_a_second_peer(void) {
 TEST_MAIN(TEST_CASE(small_transfer_in_epoch_1), TEST_CASE(lossy_jittery_transfer_exactly_once),
           TEST_CASE(record_most_in_one_go), TEST_CASE(refused_reasons_seven_times_in_90s),
           TEST_CASE(refused_until_input_appears), TEST_CASE(missing_input_two_packets_in_2_5s),
-          TEST_CASE(refused_after_accept_claims_only_the_durable),
+          TEST_CASE(refused_after_accept_claims_only_the_durable), TEST_CASE(cut_off_run_is_told),
           TEST_CASE(one_record_stored_without_a_resend),
           TEST_CASE(three_outputs_three_run_keys), TEST_CASE(slow_host_pauses_delivery_at_the_unstored_bound),
           TEST_CASE(full_event_queue_loses_nothing), TEST_CASE(sixty_four_run_slots_per_peer),

@@ -45,7 +45,8 @@ static void rec_fill(uint8_t *b, size_t len, uint64_t run, uint64_t record) {
 typedef struct acks {
     int64_t stored[64];  /* per handle: the last mark told */
     uint64_t stored_calls, memo_calls, memo_last;
-    uint64_t refused[64];  /* per handle: refusals (its input cannot store) */
+    uint64_t refused[64];  /* per handle: refusals (its input cannot store, or cut off) */
+    int refused_answer[64];  /* per handle: the last refusal's answer */
     int pipe_fd;         /* a child reports acknowledgements to its parent here (-1: none) */
 } acks;
 static void ack_stored(void *ctx, int stream, int64_t record) {
@@ -64,10 +65,12 @@ static void ack_memo(void *ctx, uint64_t token) {
     a->memo_calls++;
     a->memo_last = token;
 }
-static void ack_refuse(void *ctx, int stream) {
+static void ack_refuse(void *ctx, int stream, uint64_t run, int answer) {
     acks *a = ctx;
     CHECK(stream >= 0 && stream < 64);
+    (void)run;
     a->refused[stream]++;
+    a->refused_answer[stream] = answer;
 }
 static st_notify notify_of(acks *a) {
     memset(a, 0, sizeof *a);
@@ -90,6 +93,14 @@ static pl_store *open_store(const char *dir, uint64_t file_bytes_most) {
     memset(key, 0x42, 32);
     CHECK(pl_store_peer(s, 0, key) == 0);
     return s;
+}
+/* STREAM_OPEN of (source, run) on handle: the store's answer (0 accepts). */
+static int bind_answer(pl_store *s, int handle, const char *source, uint64_t run) {
+    int answer;
+    int64_t mark;
+    int rc = st_open_stream(s, handle, 0, run, source, "in", 7, &answer, &mark, err, sizeof err);
+    CHECK(rc == 0);
+    return answer;
 }
 /* Binds handle to (source, run) and returns the durable mark. */
 static int64_t bind(pl_store *s, int handle, const char *source, uint64_t run) {
@@ -1416,15 +1427,25 @@ static pl_store *resumed_by_run_1(const char *dir, uint64_t count, const st_noti
 }
 
 /* A run cut off stays cut off when the receiver starts again: a sender paused (SIGSTOP)
- * while a newer one took its source over appends nothing when it goes on after a restart. */
+ * while a newer one took its source over appends nothing when it goes on after a restart.
+ * It is told so (REFUSED reason 5): at once when the takeover finds it bound, at each
+ * record it brings after, and at every binding after a restart. */
 static void resume_cut_outlives_restart(void) {
     const char *dir = tmp_dir(NULL);
     acks a;
     st_notify n = notify_of(&a);
     pl_store *s = resumed_by_run_1(dir, 300, &n);
     CHECK_EQ_U(ask(s, 1, "g", 2), 300);
-    puts_from(s, 1, 2, 300, 500, &n);  /* run 2 is proven: it takes over */
-    puts_from(s, 0, 1, 300, 400, &n);  /* cut off: nothing */
+    CHECK_EQ_U(a.refused[0], 0);       /* an ask cuts nothing off */
+    puts_from(s, 1, 2, 300, 301, &n);  /* run 2 is proven: it takes over */
+    CHECK_EQ_U(a.refused[0], 1);       /* run 1, bound on handle 0, is told at once */
+    CHECK_EQ_U(a.refused_answer[0], -PURE_LINK_CUT_OFF);
+    CHECK_EQ_U(a.refused[1], 0);
+    puts_from(s, 1, 2, 301, 500, &n);
+    puts_from(s, 0, 1, 300, 400, &n);  /* cut off: nothing, and each record is told */
+    CHECK_EQ_U(a.refused[0], 101);
+    CHECK_EQ_U(a.refused_answer[0], -PURE_LINK_CUT_OFF);
+    CHECK_EQ_U(a.refused[1], 0);
     CHECK(commit(s, &n) == 0);
     CHECK_EQ_U(a.stored[0], 300);
     CHECK_EQ_U(a.stored[1], 500);
@@ -1432,16 +1453,18 @@ static void resume_cut_outlives_restart(void) {
     CHECK_EQ_U(read_sequence(dir, "g"), 500);
 
     s = open_store(dir, 0);
-    CHECK_EQ_U(bind(s, 0, "g", 1), 300);
-    puts_from(s, 0, 1, 300, 600, &n);  /* the paused sender goes on: still cut off */
+    /* The paused sender goes on: still cut off, refused when it binds again. */
+    CHECK_EQ_U(bind_answer(s, 0, "g", 1), -PURE_LINK_CUT_OFF);
     CHECK_EQ_U(bind(s, 1, "g", 2), 500);
     puts_from(s, 1, 2, 500, 700, &n);
-    CHECK(bind(s, 2, "g", 3) == 0);  /* a run that never asked appends nothing either */
-    puts_from(s, 2, 3, 0, 10, &n);
+    /* A run that never asked appends nothing either: refused too. */
+    CHECK_EQ_U(bind_answer(s, 2, "g", 3), -PURE_LINK_CUT_OFF);
     CHECK(commit(s, &n) == 0);
-    CHECK_EQ_U(a.stored[0], 300);
     CHECK_EQ_U(a.stored[1], 700);
-    CHECK_EQ_U(a.stored[2], 0);
+    CHECK_EQ_U(a.refused[1], 0);
+    pl_store_stats ss;
+    pl_store_stats_get(s, &ss);
+    CHECK_EQ_U(ss.streams_refused, 2);
     pl_store_close(s);
     CHECK_EQ_U(read_sequence(dir, "g"), 700);
 }
@@ -1532,19 +1555,24 @@ static void owner_log_power_cut(int cut) {
     power_cut(s, dir, synced);
 
     s = open_store(dir, 0);
-    CHECK_EQ_U(bind(s, 0, "g", 1), 300);  /* nothing acknowledged lost */
     uint64_t end = 300;
     if (cut != CUT_AFTER_TAKEOVER) {
+        CHECK_EQ_U(bind(s, 0, "g", 1), 300);  /* nothing acknowledged lost */
         puts_from(s, 0, 1, 300, 350, &n);  /* run 1 owns the source still */
         CHECK(commit(s, &n) == 0);
         CHECK_EQ_U(a.stored[0], 350);
         CHECK_EQ_U(ask(s, 1, "g", 2), 350);  /* run 2 asks again */
         end = 350;
+        a.refused[0] = 0;
+        puts_from(s, 1, 2, end, 400, &n);
+        CHECK(a.refused[0] == 1 && a.refused_answer[0] == -PURE_LINK_CUT_OFF);  /* told at the takeover */
+        puts_from(s, 0, 1, end, 420, &n);  /* cut off */
     } else {
+        /* The takeover was durable: run 1 is refused (its 300 are in the file, below). */
+        CHECK_EQ_U(bind_answer(s, 0, "g", 1), -PURE_LINK_CUT_OFF);
         CHECK_EQ_U(bind(s, 1, "g", 2), 300);
+        puts_from(s, 1, 2, end, 400, &n);
     }
-    puts_from(s, 1, 2, end, 400, &n);
-    puts_from(s, 0, 1, end, 420, &n);  /* cut off */
     CHECK(commit(s, &n) == 0);
     CHECK_EQ_U(a.stored[0], end);
     CHECK_EQ_U(a.stored[1], 400);
@@ -1553,8 +1581,7 @@ static void owner_log_power_cut(int cut) {
 
     /* And after one more restart, run 1 is still cut off. */
     s = open_store(dir, 0);
-    CHECK_EQ_U(bind(s, 0, "g", 1), end);
-    puts_from(s, 0, 1, end, 450, &n);
+    CHECK_EQ_U(bind_answer(s, 0, "g", 1), -PURE_LINK_CUT_OFF);
     CHECK(commit(s, &n) == 0);
     pl_store_close(s);
     CHECK_EQ_U(read_sequence(dir, "g"), 400);

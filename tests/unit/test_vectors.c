@@ -149,7 +149,7 @@ static void numbers_recovered_and_opened(void) {
     CHECK(reply_seen && high_pn_seen);
 }
 
-/* refused.txt: one reply per REFUSED reason 1..4, each opened, sealed again and decoded to
+/* refused.txt: one reply per REFUSED reason 1..5, each opened, sealed again and decoded to
  * its reason; one past the last is out of range. */
 static void one_sealed_reply_per_refused_reason(void) {
     load("spec/vectors/refused.txt");
@@ -157,7 +157,7 @@ static void one_sealed_reply_per_refused_reason(void) {
     inputs(s_pub, r_pub, e0);
     pl_packet_key reply;
     pl_reply_key(&reply, e0, r_pub, s_pub, 0x0123456789abcdefull, 0xfedcba9876543210ull, 0);
-    CHECK_EQ_U(PL_REFUSED_MOST, PL_REFUSED_CANNOT_STORE);
+    CHECK_EQ_U(PL_REFUSED_MOST, PL_REFUSED_CUT_OFF);
     for (unsigned reason = PL_REFUSED_LEAST; reason <= PL_REFUSED_MOST; reason++) {
         char name[16];
         snprintf(name, sizeof name, "refused%u", reason);
