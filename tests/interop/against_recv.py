@@ -505,9 +505,10 @@ def case_resume_stop_restart(tool, tmp, log):
     """protocol.md §4.3 "Why durable": A, resuming, paced, is paused (no more steps, its
     records in flight left as they are) once it heard 300 of 800 stored; B, resuming on the
     same input, is answered m, takes the source over and sends it to the end.  pure-link
-    recv is killed by kill -9 and started again with its memo, then A goes on for 3 s: its
-    run comes back from the memo and it sends its records from its stored mark, none of
-    which may be stored again (tests/interop/README.md item 61)."""
+    recv is killed by kill -9 and started again with its memo, then A goes on: its run
+    comes back from the memo and it sends its records from its stored mark, none of which
+    may be stored again (tests/interop/README.md item 61), and is told so, REFUSED reason 5
+    (§4.3 "The cut-off run is told"), on which it ends its run within 5 s."""
     chk = Check("resume_stop_restart")
     records = small_records(random.Random(32), 800, 200, 2500)
     rx, ssec, spub = setup(tool, tmp)
@@ -524,8 +525,15 @@ def case_resume_stop_restart(tool, tmp, log):
     rx.kill()
     rx.start(port=rx.port)
     sent_before = a.pn
-    a.run_until(lambda: False, time.monotonic() + 3.0)
+    a.run_until(a.failed, time.monotonic() + 5.0)
     chk.expect("A sent again after the restart", a.pn > sent_before, (sent_before, a.pn))
+    told = [e for e in a.events if e[1] in ("refused", "cut_off")]
+    chk.expect("A heard REFUSED reason 5 and ended its run, nothing stored beyond B's answer",
+               a.cut_off and told and told[0][1] == "cut_off" and a.S <= b.resumed_at,
+               (a.cut_off, told, a.S))
+    sent_cut = a.pn
+    a.run_until(lambda: False, time.monotonic() + 1.5)
+    chk.expect("A sends nothing once cut off", a.pn == sent_cut, (sent_cut, a.pn))
     rrc, st = rx.stop()
     chk.expect("receiver exits 0 on SIGTERM", rrc == 0, rrc)
     frames = store_frames(rx, spub)

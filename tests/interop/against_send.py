@@ -641,8 +641,9 @@ def case_resume(tool, tmp, verbose, how):
     or SIGSTOP (A lives on) -- and B, `--resume` on the same input, asks where to go on:
     receiver.py answers the records of the source it holds durably, m; B skips m records
     of its input and sends the rest, numbered from m.  Every record once in the store.
-    With SIGSTOP, A is let go again once B is done: its run was cut off by B's ask, so
-    nothing it sends after is stored (protocol.md §4.3, "What the host counts")."""
+    With SIGSTOP, A is let go again once B is done: its run was cut off when B's run was
+    proven live, so nothing it sends after is stored, and it is told so, REFUSED reason 5,
+    on which it stops with exit 8 (protocol.md §4.3 "The cut-off run is told")."""
     chk = Check("resume_" + how)
     records = small_records(random.Random(20), 800, 200, 2500)
     skey, spub = keys(tmp)
@@ -675,10 +676,10 @@ def case_resume(tool, tmp, verbose, how):
     chk.expect("B exits 0 (every record stored)", rc == 0, err)
     after_b = stored_records(store)
     if how == "stop":
-        a.send_signal(signal.SIGCONT)
-        time.sleep(2.0)                  # A goes on: PTO probes, its next records
-        a.send_signal(signal.SIGKILL)
-        a.wait()
+        a.send_signal(signal.SIGCONT)    # A goes on: PTO probes, its next records
+        a_rc, _, a_err = sender_result(a, 5)
+        chk.expect("A, let go, is told REFUSED reason 5 and exits 8 with its line",
+                   a_rc == 8 and "cut off by the receiver" in a_err, (a_rc, a_err))
         rx.proc.send_signal(signal.SIGTERM)
     rrc, res = rx.wait(10)
     got = stored_records(store)
@@ -700,9 +701,11 @@ def case_resume(tool, tmp, verbose, how):
     if how == "stop":
         chk.expect("B's ask cut A's run off", runs and "%016x" % runs[0][0] in
                    res["runs_cut_off"], res["runs_cut_off"])
-        chk.expect("A went on after B was done, and nothing of it was stored",
-                   res["counters"].get("cut_off_deliveries", 0) > 0 and len(got) == len(after_b),
-                   (res["counters"].get("cut_off_deliveries"), len(got), len(after_b)))
+        told = [r for r in res["refusals"] if r["run"] == "%016x" % runs[0][0]] if runs else []
+        chk.expect("A went on after B was done, was refused with reason 5 at its record "
+                   "bytes, and nothing of it was stored",
+                   [r["reason"] for r in told] == [5] and told[0]["turns"] and
+                   len(got) == len(after_b), (told, len(got), len(after_b)))
     else:
         chk.expect("receiver.py exits 0", rrc == 0, rrc)
     if st:
@@ -719,9 +722,11 @@ def case_resume_replay(tool, tmp, verbose):
     Mid-way receiver.py is killed (kill -9), its memo deleted, and started again; B goes
     on (LOST, epoch 0 again, bound again), and once it has stored 50 more records A's
     first datagram is sent to the receiver once more: it authenticates, so the receiver
-    builds A's run anew and its host answers the ask -- but that run is never proven
-    live, so it takes nothing over: B stores every record once.  A host that cut the
-    source's other runs off at the answer would stall B."""
+    builds A's run anew -- but A's run was cut off when B's was proven live, durably, so
+    its ask is refused with reason 5 before the host is asked (§4.3 "The cut-off run is
+    told"), and a replay is never proven live anyway: it takes nothing over, B stores
+    every record once.  A host that cut the source's other runs off at the answer would
+    stall B."""
     chk = Check("resume_replay")
     records = small_records(random.Random(22), 800, 200, 2500)
     skey, spub = keys(tmp)
@@ -769,8 +774,10 @@ def case_resume_replay(tool, tmp, verbose):
         answers = res["resume_answers"]
         chk.fact("receiver.py's second life: answers %s, runs cut off %s, LOST sent %s" % (
             answers, res["runs_cut_off"], res["counters"].get("lost_sent", 0)))
-        chk.expect("the replayed ask reached the host: A's run was answered",
-                   any(x[0] == "%016x" % runs[0][0] for x in answers), answers)
+        told = [r["reason"] for r in res["refusals"] if r["run"] == "%016x" % runs[0][0]]
+        chk.expect("the replayed ask of A's cut-off run was refused with reason 5, not "
+                   "answered", told == [5] and
+                   not any(x[0] == "%016x" % runs[0][0] for x in answers), (told, answers))
         chk.expect("A's run stays cut off, B's is not",
                    res["runs_cut_off"] == ["%016x" % runs[0][0]], res["runs_cut_off"])
         check_amplification(chk, res)

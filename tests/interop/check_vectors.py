@@ -467,7 +467,7 @@ def check_wire_examples(c):
             ("STORED credit 0", h("0a0000"), True, "out_of_range"),
             ("STORED credit 65537", h("0a00") + pl.varint_encode(65537), True, "out_of_range"),
             ("LOST field 16", h("0b00000010000000000100000000000000000000"), True, "out_of_range"),
-            ("REFUSED reason 5", h("0c05"), True, "out_of_range"),
+            ("REFUSED reason 6", h("0c06"), True, "out_of_range"),
             ("ACK flags bit 1", h("0900000200"), True, "reserved_bit"),
             ("ACK first_range > largest", h("090500000006"), True, "out_of_range"),
             ("ACK range_count 33", h("0905000021"), True, "out_of_range"),

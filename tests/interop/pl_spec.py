@@ -49,7 +49,7 @@ ACK_DELAY_MOST = 0.025          # seconds (spec value)
 # Frame types (wire.md §6)
 PADDING, STREAM, RECORDS, RECORD, OFFER, RESPONSE, PING = range(0, 7)
 CHALLENGE, ACCEPT, ACK, STORED, LOST, REFUSED = range(7, 13)
-REFUSED_REASON_MAX = 4                  # wire.md §6.13: reasons 1..4
+REFUSED_REASON_MAX = 5                  # wire.md §6.13: reasons 1..5
 # wire.md §6.13 names each reason in words, not by a short name: these are its words, up
 # to the first ";" or "(" after the reason's number (check_vectors.py reads them back from
 # the spec's text).  A sender reports the reason by this name; any other value of the
@@ -59,7 +59,9 @@ REFUSED_REASON_NAMES = {
     2: "the input exists but its shape differs",
     3: "this sender key may not send as that source",
     4: "the receiver's host cannot store this input now",
+    5: "a newer run of this sender key took the source over",
 }
+REFUSED_CUT_OFF = 5                     # protocol.md §4.3: the run is over for good
 FRAME_NAMES = {
     PADDING: "PADDING", STREAM: "STREAM", RECORDS: "RECORDS", RECORD: "RECORD",
     OFFER: "OFFER", RESPONSE: "RESPONSE", PING: "PING", CHALLENGE: "CHALLENGE",

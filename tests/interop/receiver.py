@@ -634,15 +634,12 @@ class Receiver:
             else:
                 self.count("stream_repeated")
             return
-        reason = self.host_answer(f["input"], f["shape"])
+        # §4.3: a cut-off run is refused with reason 5 at each STREAM of it, every binding
+        # (after a restart too: streams.bin keeps the cut-off), its ask included
+        reason = pl.REFUSED_CUT_OFF if self.sources.cut(run.run) else \
+            self.host_answer(f["input"], f["shape"])
         if reason:
-            if not run.refused:
-                run.refusal = {"run": "%016x" % run.run, "reason": reason, "turns": run.turns,
-                               "others": 0}
-                self.refusals.append(run.refusal)
-                sys.stderr.write("receiver: stream of run %016x refused, reason %d\n" % (
-                    run.run, reason))
-            run.refused = reason
+            self.refuse(run, reason)
             return
         run.refused = 0
         if asks:
@@ -666,6 +663,26 @@ class Receiver:
             run.run, f["source"], f["input"], f["shape"], run.stream.next_record,
             run.stream.pos, " (asked where to resume)" if asks else ""))
 
+    def refuse(self, run, reason):
+        """§4.1: the run's stream is refused with `reason`; a REFUSED goes in its reply to
+        each packet carrying STREAM or record bytes (process)."""
+        if run.refused != reason:
+            run.refusal = {"run": "%016x" % run.run, "reason": reason, "turns": run.turns,
+                           "others": 0}
+            self.refusals.append(run.refusal)
+            sys.stderr.write("receiver: stream of run %016x refused, reason %d\n" % (
+                run.run, reason))
+        run.refused = reason
+
+    def cut_off(self, run):
+        """§4.3 "The cut-off run is told": a bound run whose source a newer asking run took
+        over is refused with reason 5, for good.  The record bytes held for it above its
+        mark were neither stored nor reported and are dropped with its stream, so its
+        replies carry no STORED."""
+        run.stream = None
+        self.count("runs_refused_cut_off")
+        self.refuse(run, pl.REFUSED_CUT_OFF)
+
     def take_source(self, run):
         """§4.3: an asking run proven live takes its source over (the earlier runs are cut
         off from then on).  Records they appended since its answer are the host's already:
@@ -675,6 +692,9 @@ class Receiver:
         if self.store is not None:
             self.store.commit()
         self.sources.owns(run.run)
+        for other in list(self.runs.values()):
+            if other.stream is not None and self.sources.cut(other.run):
+                self.cut_off(other)            # §4.3: told at once, at its next turn
         s = run.stream
         s.host_mark = max(s.host_mark, self.sources.count(s.source, self.run_mark))
 
@@ -786,8 +806,10 @@ class Receiver:
             return
         if self.sources.cut(run.run):
             # §4.3: a later run of the source asked where to resume and was proven live;
-            # this one appends nothing more and its STORED stays where it was
+            # this one appends nothing more: a record of it handed over is refused (take_source
+            # refuses every bound run it cuts off, so this guards the rule only)
             self.count("cut_off_deliveries")
+            self.cut_off(run)
             return
         got = s.take_records()
         for number, rec in got:

@@ -659,7 +659,8 @@ def unit_checks():
     size_checks(rxm, expect)
     search_checks(expect)
     source_checks(expect)
-    print("unit     %s  %d rule checks (receiver, sizes, size search, resuming)" % ("PASS" if not problems else "FAIL",
+    cut_off_checks(expect)
+    print("unit     %s  %d rule checks (receiver, sizes, size search, resuming, cut-off)" % ("PASS" if not problems else "FAIL",
                                                     checks[0]))
     for p in problems:
         print("         PROBLEM: " + p)
@@ -958,6 +959,125 @@ def source_checks(expect):
     m.owns(3)
     expect("in memory: the owner cuts the runs before it", m.cut(1) and m.cut(2))
     shutil.rmtree(d, ignore_errors=True)
+
+
+def cut_off_checks(expect):
+    """protocol.md §4.3 "The cut-off run is told": receiver.py refuses a run cut off by a
+    newer asking run with REFUSED reason 5 -- at once when the takeover finds it bound (its
+    next reply to record bytes carries REFUSED and no STORED, and nothing of it is stored),
+    at each later STREAM of it, and after a restart with the same store -- while the newer
+    run goes on; one REFUSED per reply, only in answer to STREAM or record bytes.  And
+    sender.py ends its run on a REFUSED 5 that counts (§4.1), and on no other."""
+    import receiver as rxm
+    import rx_store
+    import sender as txm
+    rsec, ssec, rpub, spub, e0, kid = fresh_pair()
+    d = tempfile.mkdtemp(prefix="pl-cutoff-")
+    A, B = ("127.0.0.1", 40010), ("127.0.0.1", 40011)
+    ra, rb = 0xA1, 0xB2
+    t0 = 7000.0
+    stream = pl.enc_stream(0, 0, 0, b"sensor", b"in")
+
+    def spkt(run, pn, frames):
+        hdr = pl.sender_header(0, kid, run, pn, 4)
+        return pl.data_key(e0, spub, rpub, run, 0).seal(hdr, b"".join(frames), pn)
+
+    def send(rx, run, pn, frames, addr, t):
+        """One packet, and the reply it is due (at once, not after the ack delay)."""
+        rx.handle_datagram(spkt(run, pn, frames), addr, t)
+        r = rx.runs.get(run)
+        if r is not None and r.ack_due is not None:
+            rx.send_reply(r, t)
+
+    def last_reply(sock):
+        return dict(open_reply_any(sock.sent[-1][0], spub, rpub, e0)) if sock.sent else {}
+
+    def prove(rx, run):
+        """The run proven live (§4.2: a packet of epoch >= 1 opened), as process() does."""
+        r = rx.runs[run]
+        r.live = True
+        rx.take_source(r)
+
+    def records(first, n):
+        return b"".join(pl.varint_encode(3) + b"r%02d" % k for k in range(first, first + n))
+
+    sock = FakeSock()
+    rx = rxm.Receiver(sock, rsec, spub, goal=100, store=rx_store.RecordStore(d))
+    send(rx, ra, 0, [stream], A, t0)          # A asks: answered 0
+    prove(rx, ra)
+    send(rx, ra, 1, [pl.enc_records(0, records(0, 5))], A, t0 + 0.1)
+    expect("cut-off: A, the owner, stores 5 records", rx.store.mark(ra) == 5 and
+           last_reply(sock).get(pl.STORED, {}).get("stored") == 5)
+    send(rx, ra, 2, [pl.enc_records(24, records(6, 1))], A, t0 + 0.2)   # held: 5 missing
+    send(rx, rb, 0, [stream], B, t0 + 1)      # B asks: answered 5
+    prove(rx, rb)
+    expect("cut-off: B's proof cuts A off, told at once: refused with reason 5, its held "
+           "record bytes dropped", rx.runs[ra].refused == pl.REFUSED_CUT_OFF and
+           rx.runs[ra].stream is None and not rx.runs[rb].refused)
+    n = len(sock.sent)
+    send(rx, ra, 3, [pl.enc_ping()], A, t0 + 1.1)
+    send(rx, ra, 4, [pl.enc_ping()], A, t0 + 1.2)
+    expect("cut-off: A's PINGs draw no REFUSED and no STORED", len(sock.sent) > n and
+           pl.REFUSED not in last_reply(sock) and pl.STORED not in last_reply(sock))
+    send(rx, ra, 5, [pl.enc_records(20, records(5, 1))], A, t0 + 1.3)
+    send(rx, ra, 6, [pl.enc_records(28, records(7, 1))], A, t0 + 1.3)
+    fr = last_reply(sock)
+    expect("cut-off: A's record bytes draw REFUSED reason 5, no STORED, nothing stored",
+           fr.get(pl.REFUSED) == {"reason": 5} and pl.STORED not in fr and
+           rx.store.mark(ra) == 5 and rx.counters.get("listener_refused") == 2)
+    send(rx, ra, 7, [pl.enc_stream(5, 25, 0, b"sensor", b"in"),
+                                    pl.enc_records(25, records(5, 1))], A, t0 + 2)
+    send(rx, ra, 8, [stream], A, t0 + 3)
+    expect("cut-off: A's later STREAM and its ask again: REFUSED 5 each, nothing stored",
+           last_reply(sock).get(pl.REFUSED) == {"reason": 5} and rx.store.mark(ra) == 5 and
+           rx.counters.get("listener_refused") == 4 and rx.sources.asked.get(ra) == 0)
+    send(rx, rb, 1, [pl.enc_records(5, records(5, 3))], B, t0 + 3)
+    expect("cut-off: B, the new owner, stores on from 5", rx.store.mark(rb) == 8 and
+           last_reply(sock).get(pl.STORED, {}).get("stored") == 8)
+    # the receiver restarted (no memo) with its store: A's run is built again and binds
+    sock2 = FakeSock()
+    rx2 = rxm.Receiver(sock2, rsec, spub, goal=100, store=rx_store.RecordStore(d))
+    send(rx2, ra, 20, [pl.enc_stream(5, 5, 0, b"sensor", b"in"),
+                                      pl.enc_records(5, records(5, 2))], A, t0 + 10)
+    send(rx2, rb, 20, [pl.enc_stream(8, 8, 0, b"sensor", b"in"),
+                                      pl.enc_records(8, records(8, 1))], B, t0 + 10)
+    prove(rx2, rb)
+    send(rx2, rb, 21, [pl.enc_ping()], B, t0 + 10.1)
+    expect("cut-off after a restart: A binding again is refused with 5, B binds and stores",
+           dict(open_reply_any(sock2.sent[0][0], spub, rpub, e0)).get(pl.REFUSED) ==
+           {"reason": 5} and rx2.store.mark(ra) == 5 and rx2.store.mark(rb) == 9)
+    shutil.rmtree(d, ignore_errors=True)
+
+    # sender.py: a REFUSED 5 that counts ends the run; one that does not counts for nothing
+    def sender():
+        s = txm.Sender(("127.0.0.1", 9), rpub, ssec, [b"x" * 10] * 3)
+        s.send_some(time.monotonic())                     # pn 0: OFFER, STREAM, records
+        return s
+
+    def reply(s, acked, reason):
+        frames = pl.enc_ack([(acked, acked)], 0, False) + pl.enc_refused(reason)
+        s.on_reply(pl.decode_frames(frames, True), time.monotonic())
+
+    s = sender()
+    reply(s, 0, 5)
+    pn = s.pn
+    s.send_some(time.monotonic() + 5)
+    s.timers(time.monotonic() + 100)
+    s.send_some(time.monotonic() + 100)
+    expect("sender: REFUSED 5 acknowledging its record packet ends the run, nothing more "
+           "sent", s.cut_off and s.failed() and s.pn == pn and not s.done())
+    s = sender()
+    s.build(time.monotonic(), ping=True)                  # pn 1: a PING
+    reply(s, 1, 5)
+    expect("sender: REFUSED 5 in a reply acknowledging only a PING does not count",
+           not s.cut_off and not s.refused)
+    reply(s, 0, 1)
+    reply(s, 0, 5)
+    expect("sender: during a refusal of reason 1, a REFUSED 5 not acknowledging the trial "
+           "does not count", s.refused and not s.cut_off)
+    s.send_some(s.trial_at + 0.01)
+    reply(s, s.trial_pn, 5)
+    expect("sender: REFUSED 5 acknowledging the trial ends the run", s.cut_off)
 
 
 def search_checks(expect):

@@ -12,7 +12,9 @@ Usage (one transfer, records from files, or from stdin with --framed):
       --input NAME [--source NAME] [--shape N] [--epoch-packets N] [--timeout S] \
       [--pace PPS] [--resume] [--framed | FILE...]
 Exit 0 once every record is stored; 1 at --timeout; 3 when --resume finds the receiver
-holding more records of the source than the input has; 130 on SIGINT.
+holding more records of the source than the input has; 8 when the receiver cut the run
+off (REFUSED reason 5: a newer run of the source took it over, protocol.md §4.3); 130 on
+SIGINT.
 
 Local choices (each one the spec leaves to the sender), named here:
   - a fixed window of WINDOW_PACKETS packets in flight, no pacing (loopback tests);
@@ -56,6 +58,7 @@ OLD_REPLY_KEEP = 10.0           # guess: the receiver's 10 s (§3) applied to th
 RESEND_AFTER = 1.0              # §4.2 resend rule
 REFUSED_WAIT_FIRST = 1.0        # §4.1
 REFUSED_WAIT_MOST = 64.0
+EXIT_CUT_OFF = 8                # §4.3: the run was cut off (pure-link send's code too)
 PROBE_LEAST = 64                # §7: LOST only for a trigger of at least 64 B
 PROBE_TRIES = 3                 # §5.1: 3 probes of one size lost in a row fail it
 SEARCH_STEP = 8                 # §5.1: done when acknowledged and failed are within 8 B
@@ -227,6 +230,8 @@ class Sender:
         self.asking = resume
         self.resumed_at = None          # m, the receiver's answer
         self.resume_refused = False     # the input has fewer than m records
+        self.cut_off = False            # §4.3: REFUSED reason 5 counted, the run is over
+        self.acked_bytes_packet = False # the reply in hand newly acknowledged such a packet
         # epochs (§3)
         self.secrets = {0: self.e0}
         self.epoch = 0
@@ -371,7 +376,7 @@ class Sender:
         return not self.asking and self.S >= self.n
 
     def failed(self):
-        return self.resume_refused
+        return self.resume_refused or self.cut_off
 
     def pto(self):
         srtt = self.srtt if self.srtt is not None else INITIAL_RTT
@@ -385,7 +390,7 @@ class Sender:
 
     # ---------------------------------------------------------------- sending
     def may_send(self, now):
-        if self.refused or self.resume_refused or now < self.pace_next:
+        if self.refused or self.failed() or now < self.pace_next:
             return False
         if self.epoch == 0:
             # §3: one epoch-0 packet per offer, until it is ACKed or declared lost
@@ -529,6 +534,8 @@ class Sender:
         return f
 
     def send_some(self, now):
+        if self.cut_off:
+            return                              # §4.3: the run is over, nothing more goes
         if self.refused:
             if self.trial_at is not None and now >= self.trial_at:
                 f = self.build(now, trial=True)
@@ -688,6 +695,9 @@ class Sender:
         self.on_reply(frames, now)
 
     def on_reply(self, frames, now):
+        if self.cut_off:
+            return                              # §4.3: the run is over
+        self.acked_bytes_packet = False
         acked = []
         refused = []
         stored = None
@@ -720,8 +730,17 @@ class Sender:
             elif stored["stored"] == self.S:
                 self.C = stored["credit"]       # guess: the latest credit for the same S
         self.refused_heard += len(refused)
+        acks_trial = self.trial_pn is not None and self.trial_pn in acked
+        if refused and not (acks_trial if self.refused else self.acked_bytes_packet):
+            # §4.1 "which REFUSED counts": outside a refusal only in a reply that newly
+            # acknowledges a packet carrying STREAM or record bytes (a replayed reply
+            # acknowledges nothing new), during one only in the reply to the trial
+            self.event("refused_not_counted", refused)
+            refused = []
+        if pl.REFUSED_CUT_OFF in refused:
+            self.end_cut_off()
+            return
         if refused:
-            acks_trial = self.trial_pn is not None and self.trial_pn in acked
             self.event("refused", (refused, acks_trial))
             if not self.refused:
                 self.refused = True             # §4.1: stop, drop what is in flight, wait
@@ -747,6 +766,21 @@ class Sender:
             self.need_stream = True
             self.sent_end = self.stored_off()
             self.event("refusal_lifted")
+
+    def end_cut_off(self):
+        """§4.3 "What the sender does": REFUSED reason 5, counted as §4.1 says (in the reply
+        that newly acknowledges a packet carrying STREAM or record bytes, or, during a
+        refusal, the trial), ends the run for good: a newer run of the source took it over
+        and sends what this one did not hear stored.  Nothing more is sent."""
+        self.cut_off = True
+        self.refused = True
+        self.flights.clear()
+        self.size_probe = None
+        self.resend = []
+        self.acked_pending = []
+        self.trial_at = None
+        self.probe_due = self.proof_due = False
+        self.event("cut_off", (min(self.S, self.n), self.n))
 
     def on_ack(self, f, now):
         """ACK ranges (wire.md §6.10); returns the numbers it newly acknowledges."""
@@ -786,6 +820,8 @@ class Sender:
         stream_end = 0
         for p in acked:
             fl = self.flights.pop(p)
+            if fl.stream or fl.pieces or fl.trial:
+                self.acked_bytes_packet = True   # §4.1: a REFUSED in this reply counts
             if fl.stream:
                 self.need_stream = False
             if fl.response is not None and fl.response == self.response:
@@ -944,6 +980,11 @@ def main():
     except KeyboardInterrupt:
         sys.stderr.write("sender: stopped by SIGINT, %d/%d records stored\n" % (s.S, s.n))
         sys.exit(130)
+    if s.cut_off:
+        sys.stderr.write("sender: cut off by the receiver (REFUSED reason 5: %s); stopping: "
+                         "%d of %d records stored by this run\n" % (
+                             pl.REFUSED_REASON_NAMES[pl.REFUSED_CUT_OFF], s.S, s.n))
+        sys.exit(EXIT_CUT_OFF)
     if s.resume_refused:
         sys.stderr.write("sender: the receiver holds %d records of source %s, the input has "
                          "only %d: not the input it holds\n" % (s.resumed_at, a.source, s.n))

@@ -11,7 +11,7 @@
 #define PL_ACK_RANGES_MOST 32      /* §6.10 */
 #define PL_CREDIT_MOST   65536     /* §6.11 */
 #define PL_TYPE_LAST     0x0c
-#define PL_REASON_LAST   4         /* §6.13 */
+#define PL_REASON_LAST   5         /* §6.13 */
 
 static int hf_type = -1, hf_padding = -1, hf_base_record = -1, hf_base_offset = -1,
     hf_shape = -1, hf_source_len = -1, hf_source = -1, hf_input_len = -1, hf_input = -1,
@@ -35,7 +35,8 @@ static const value_string type_names[] = {
 static const value_string reason_names[] = {
     { 1, "no input of that name" }, { 2, "the input exists but its shape differs" },
     { 3, "this sender key may not send as that source" },
-    { 4, "the receiver's host cannot store this input now" }, { 0, NULL } };
+    { 4, "the receiver's host cannot store this input now" },
+    { 5, "a newer run of this sender key took the source over" }, { 0, NULL } };
 
 /* A reading position in one frame.  `fault` is the wire.md §9 reason once one is met:
  * a field cut short or a range checked as it is read stops the frame at once; a value
