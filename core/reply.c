@@ -48,6 +48,15 @@ static void rate_sample_finish(pl_sender *s, uint64_t now_ns) {
     pl_cc_on_rate_sample(&s->cc, rs, &s->rtt, now_ns);
 }
 
+/* The receiver lost the run's stream (a restart), or a new build of the run may hold a
+ * binding it did not get from us: bind it again from the stored mark and send again every
+ * byte it had not stored. */
+static void stream_lost(pl_sender *s) {
+    s->stream_known = 0;
+    pl_rangeset_add_cover(&s->resend, s->stored_off, s->next_off);
+    s->acked_end = s->stored_off;
+}
+
 /* What an ACK newly acknowledged, as far as REFUSED is concerned (spec/protocol.md §4.1). */
 enum { ACKED_TRIAL = 1, ACKED_BINDING = 2 };
 
@@ -141,13 +150,7 @@ static void on_ack(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t now_
     if (s->largest_acked == PL_NONE || largest > s->largest_acked) s->largest_acked = largest;
     if (s->pn_anchor == PL_NONE || largest > s->pn_anchor) s->pn_anchor = largest;
     if (newly_largest) s->pto_count = 0;
-    if (stream_unknown && s->stream_known) {
-        /* The receiver lost the run's stream (a restart): bind it again from the stored
-         * mark and send again every byte it had not stored. */
-        s->stream_known = 0;
-        pl_rangeset_add_cover(&s->resend, s->stored_off, s->next_off);
-        s->acked_end = s->stored_off;
-    }
+    if (stream_unknown && s->stream_known) stream_lost(s);
     pl_sender_detect_losses(pl, s, now_ns);
     pl_pmtu_ack_done(s, now_ns);
     if (s->rs.newly_acked_bytes > 0) rate_sample_finish(s, now_ns);
@@ -295,9 +298,15 @@ static int reply_run_left(const pl_sender *s, uint64_t reply_run) {
 }
 
 /* A reply of a new reply run authenticated: the window starts again for it, and the one it
- * replaces is left for good. */
+ * replaces is left for good.  A new build of the run at the receiver (a restart, a LOST)
+ * may have bound its stream from a replayed STREAM, below our stored mark, and then says
+ * the stream is known: bind it again from the stored mark, which only moves it forward
+ * (spec/protocol.md §4.1). */
 static void reply_run_enter(pl_sender *s, uint64_t reply_run) {
-    if (s->reply_run_known) s->reply_runs_left[s->reply_runs_left_count++ % PL_REPLY_RUNS_LEFT] = s->reply_run;
+    if (s->reply_run_known) {
+        s->reply_runs_left[s->reply_runs_left_count++ % PL_REPLY_RUNS_LEFT] = s->reply_run;
+        if (s->stream_known) stream_lost(s);  /* not again while binding (after LOST) */
+    }
     s->reply_run = reply_run;
     s->reply_run_known = 1;
     s->largest_reply_pn = PL_NONE;

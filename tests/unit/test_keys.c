@@ -407,11 +407,9 @@ static void replay_epoch0_probe_before_second_record(void) {
     CHECK_EQ_U(st.x25519_ops, 1);
     CHECK_EQ_U(st.run_key_builds, 0);
     CHECK_EQ_U(n.node[1].records_delivered, delivered);
-    /* The live sender's packets of epoch 1 open under the E(1) the run kept.  (Its stream
-     * stays bound where the replayed STREAM put it, below the sender's stored mark: the
-     * records that follow are not handed over; a known limit, not asserted here.) */
-    queue(&n, 0, 0, 50, 500);
-    ll_run(&n, n.now_ns + 2 * S, NULL, NULL);
+    /* The live sender's packets of epoch 1 open under the E(1) the run kept, and its STREAM,
+     * sent again to the new build, moves the binding the replay made up to its stored mark. */
+    probe_goes_on(&n, 300);
     CHECK(pure_link_run_info_get(n.node[1].pl, 0, &ri) == 0);
     CHECK_EQ_U(ri.epoch, 1);
     st = stats_of(&n, 1);
@@ -473,6 +471,68 @@ static void replay_probe_live_and_later_epochs(void) {
         probe_free(&pc);
         ll_free(&n);
     }
+}
+
+/* Two restarts from the memo in one epoch: after the first, the sender binds its stream
+ * again (STREAM with its stored mark, 300) in packets of the restored epoch; one of them
+ * replayed after the second restart opens (the restored run's window starts empty) and
+ * binds the new build's stream at 300 while the host has stored 600, and its ACKs say the
+ * stream is known.  The sender binds again for the new build all the same (spec/protocol.md
+ * §4, "a new build binds again"), so its STREAM moves the binding up to 600 and the run goes
+ * on (without that: 600 of 650 stored in 30 s). */
+static int sender_has(const uint8_t *data, size_t len, uint8_t type) {
+    pl_header h;
+    int hl = pl_header_decode(&h, data, len);
+    if (hl < 0) return 0;
+    const uint8_t *p = data + hl;
+    size_t n = len - (size_t)hl - PURE_LINK_TAG_BYTES;
+    for (size_t at = 0; at < n;) {
+        pl_frame f;
+        int used = pl_frame_decode(&f, p + at, n - at, 0);
+        if (used < 0) return 0;
+        if (f.type == type) return 1;
+        at += (size_t)used;
+    }
+    return 0;
+}
+
+static void replay_stream_after_second_restart(void) {
+    ll_net n;
+    ll_init(&n, 41, 5 * MS);
+    pure_link_config rc = {.memo_enabled = 1, .crypto = pure_link_crypto_null()}, sc = {.crypto = pure_link_crypto_null()};
+    int a = ll_node_add(&n, &sc), b = ll_node_add(&n, &rc);
+    CHECK(ll_wire(&n, b, a, "*") >= 0);
+    CHECK(ll_link(&n, a, b, "out", "in", 7) == 0);
+    queue(&n, a, 0, 300, 500);
+    want w = {1, 300};
+    ll_run(&n, 20 * S, stored_all, &w);
+    CHECK(stored_all(&n, &w));
+    CHECK(ll_restart(&n, b) == 0);
+    capture cap = {.most = 4096};
+    cap.pkt = malloc((size_t)cap.most * sizeof *cap.pkt);
+    cap.len = malloc((size_t)cap.most * sizeof *cap.len);
+    n.tap = capture_tap, n.tap_arg = &cap;
+    queue(&n, a, 0, 300, 500);
+    w.each = 600;
+    ll_run(&n, n.now_ns + 20 * S, stored_all, &w);
+    CHECK(stored_all(&n, &w));
+    n.tap = NULL;
+    CHECK(ll_restart(&n, b) == 0);
+    int streams = 0;
+    for (int i = 0; i < cap.count; i++) {
+        if (!sender_has(cap.pkt[i], cap.len[i], PL_FRAME_STREAM) || streams == 1) continue;
+        streams++;
+        pure_link_receive(n.node[b].pl, &n.node[a].addr, cap.pkt[i], cap.len[i], n.now_ns);
+        ll_service(&n, b);
+    }
+    queue(&n, a, 0, 50, 500);
+    w.each = 650;
+    ll_run(&n, n.now_ns + 30 * S, stored_all, &w);
+    fprintf(stderr, "  %d STREAM packets replayed; stored %lld of 650 after the replay\n", streams, (long long)n.node[a].stored_seen[0]);
+    CHECK(stored_all(&n, &w));
+    CHECK_EQ_U(n.node[b].duplicates, 0);
+    free(cap.pkt), free(cap.len);
+    ll_free(&n);
 }
 
 /* ---- Addresses ---- */
@@ -917,7 +977,7 @@ TEST_MAIN(TEST_CASE(memo_restart_no_lost_no_x25519), TEST_CASE(no_memo_lost_reco
           TEST_CASE(no_memo_host_mark_above_sender_base),
           TEST_CASE(replay_after_restart_delivers_nothing),
           TEST_CASE(replay_epoch0_probe_after_restart), TEST_CASE(replay_epoch0_probe_before_second_record),
-          TEST_CASE(replay_probe_live_and_later_epochs), TEST_CASE(address_change_mid_transfer),
+          TEST_CASE(replay_probe_live_and_later_epochs), TEST_CASE(replay_stream_after_second_restart), TEST_CASE(address_change_mid_transfer),
           TEST_CASE(spoofed_address_never_validated), TEST_CASE(epoch_change_mid_transfer),
           TEST_CASE(memo_torn_writes_old_or_new), TEST_CASE(lost_size_condition_and_rate_at_the_edge),
           TEST_CASE(lost_address_and_endpoint_bounds), TEST_CASE(lost_queue_full_displaces_the_flood),
