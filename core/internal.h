@@ -876,6 +876,7 @@ uint64_t pl_run_credit(const pure_link *pl, const pl_run *r);
 void pl_run_ticket_ask(pure_link *pl, pl_run *r, uint64_t end);
 void pl_run_ticket_done(pure_link *pl, pl_run *r);
 int pl_run_mem_write(pure_link *pl, pl_run *r, uint64_t off, const uint8_t *src, size_t n);
+int pl_run_mem_write_lower(pure_link *pl, pl_run *r, uint64_t off, const uint8_t *src, size_t n);
 /* Where off lies in its block; *n_out: how many of the n bytes from off the block holds. */
 static inline size_t pl_block_piece(uint64_t off, size_t n, size_t *n_out) {
     size_t at = (size_t)(off % PL_BLOCK_BYTES);

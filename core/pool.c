@@ -251,6 +251,27 @@ static void block_give(pure_link *pl, pl_run *r, uint64_t block_no) {
     }
 }
 
+static void mem_give_from(pure_link *pl, pl_run *r, uint64_t cut);
+
+/* No free block for r's bytes up to block last: r gives back its highest block beyond them,
+ * with the bytes in it (they come again, as bytes beyond memory do).  So bytes nearer the
+ * delivery point always find room among the run's own blocks: a share counted in bytes from
+ * an unaligned stored mark spans one block more than it holds, and a run alone in a pool of
+ * one largest record held every block beyond a hole in its record, which then never filled
+ * (spec/protocol.md §4.2 "Lower bytes first").  0 when a block went back, -1 when r holds
+ * none beyond last. */
+static int mem_give_top(pure_link *pl, pl_run *r, uint64_t last) {
+    assert(last >= r->deliver_off / PL_BLOCK_BYTES);  /* bytes at or beyond the delivery point */
+    while (r->mem_top > last + 1) {
+        uint64_t top = r->mem_top - 1;
+        int held = block_index(pl, r, top) != PL_MAP_NONE;
+        mem_give_from(pl, r, top * PL_BLOCK_BYTES);
+        assert(r->mem_top <= top);
+        if (held) return 0;
+    }
+    return -1;
+}
+
 /* Writes n bytes at stream offset off; 0, or -1 (nothing written) when the pool cannot
  * give the blocks. */
 int pl_run_mem_write(pure_link *pl, pl_run *r, uint64_t off, const uint8_t *src, size_t n) {
@@ -265,6 +286,15 @@ int pl_run_mem_write(pure_link *pl, pl_run *r, uint64_t off, const uint8_t *src,
         src += take, n -= take;
     }
     return 0;
+}
+
+/* pl_run_mem_write when it found no room: r gives back its own blocks beyond the bytes,
+ * highest first, until they fit (mem_give_top).  0, or -1 when they cannot. */
+int pl_run_mem_write_lower(pure_link *pl, pl_run *r, uint64_t off, const uint8_t *src, size_t n) {
+    uint64_t last = (off + n - 1) / PL_BLOCK_BYTES;
+    while (mem_give_top(pl, r, last) == 0)  /* each time one block fewer beyond */
+        if (pl_run_mem_write(pl, r, off, src, n) == 0) return 0;
+    return -1;
 }
 
 /* pl_run_mem_at, for bytes outside the block the run wrote last. */

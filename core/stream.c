@@ -225,7 +225,8 @@ static int on_records(pure_link *pl, pl_run *r, const pl_frame *f) {
     if (hi > window_hi) hi = window_hi;  /* beyond memory: not accepted, the sender resends */
     if (lo >= hi) return whole;
     if (lo < r->head_start) r->head_stop = 0;  /* the prefix read may be written again */
-    if (pl_run_mem_write(pl, r, lo, rec->data + (lo - off), (size_t)(hi - lo)) != 0 ||
+    if ((pl_run_mem_write(pl, r, lo, rec->data + (lo - off), (size_t)(hi - lo)) != 0 &&
+         pl_run_mem_write_lower(pl, r, lo, rec->data + (lo - off), (size_t)(hi - lo)) != 0) ||
         pl_run_have_add(pl, r, lo, hi) != 0) {
         pl->stats.dropped_no_room++;
         return 0;

@@ -228,6 +228,59 @@ static void pool_share_per_peer_then_per_run(void) {
     free(b.mem);
 }
 
+/* Run r's delivery point and stored mark at stream offset off (a record of off bytes handed
+ * over and stored): its share, counted in bytes from there, spans one block more than it
+ * holds. */
+static void bare_mark(pl_run *r, uint64_t off) {
+    r->stored_off = r->deliver_off = off;
+    r->stored_record = r->deliver_record = 1;
+}
+
+/* Lower bytes first (spec/protocol.md §4.2): two runs, each within its share (half the pool,
+ * from an unaligned stored mark), hold every block of the pool beyond a hole — r's inside
+ * its record, s's at its delivery point.  The bytes of each hole still find a block: the
+ * run gives back its highest one, with the bytes in it.  Before, neither hole could ever
+ * fill (no free block, nobody over its share, no ticket asked) and both runs stalled. */
+static void pool_lower_bytes_first(void) {
+    bare b = bare_receiver();
+    pure_link *pl = b.pl;
+    uint32_t blocks = pl->pool.store.blocks;
+    CHECK_EQ_U(pl->pool.big_blocks, 0);
+    pl_run *r = bare_run(pl, 0, 20), *s = bare_run(pl, 1, 21);
+    bare_mark(r, 100), bare_mark(s, 100);
+    bare_bytes(pl, r, 100, PL_BLOCK_BYTES);
+    bare_bytes(pl, s, PL_BLOCK_BYTES, PL_BLOCK_BYTES + 1);
+    uint64_t window = pl_run_window(pl, r);
+    CHECK_EQ_U(window, blocks / 2 * PL_BLOCK_BYTES);
+    CHECK_EQ_U(pl_run_window(pl, s), window);
+    bare_bytes(pl, r, 2 * PL_BLOCK_BYTES, 100 + window);
+    bare_bytes(pl, s, PL_BLOCK_BYTES + 1, 100 + window);
+    CHECK_EQ_U(pl->pool.store.free_count, 0);        /* every block held, each run within its share */
+    CHECK_EQ_U(r->mem_blocks, blocks / 2);
+    CHECK_EQ_U(s->mem_blocks, blocks / 2);
+    CHECK_EQ_U(pl_run_window(pl, r), window);
+    static uint8_t fill[1400];
+    CHECK(pl_run_mem_write(pl, r, PL_BLOCK_BYTES, fill, sizeof fill) == -1);  /* no free block */
+    CHECK(pl_run_mem_write(pl, s, 100, fill, sizeof fill) == -1);
+    CHECK(pl_run_mem_write_lower(pl, r, PL_BLOCK_BYTES, fill, sizeof fill) == 0);  /* the hole in r's record */
+    CHECK(pl_run_mem_write_lower(pl, s, 100, fill, sizeof fill) == 0);             /* s's delivery point */
+    CHECK_EQ_U(r->mem_blocks, blocks / 2);
+    CHECK_EQ_U(s->mem_blocks, blocks / 2);
+    CHECK_EQ_U(pl->pool.store.free_count, 0);
+    uint64_t top = (100 + window - 1) / PL_BLOCK_BYTES;  /* the highest block went back, its bytes too */
+    CHECK_EQ_U(r->mem_top, top);
+    CHECK_EQ_U(r->have.r[r->have.count - 1].hi, top * PL_BLOCK_BYTES);
+    CHECK_EQ_U(s->have.r[s->have.count - 1].hi, top * PL_BLOCK_BYTES);
+    /* A run with no block beyond the bytes takes none from another run. */
+    pl_run *t = bare_run(pl, 1, 22);
+    CHECK(pl_run_mem_write_lower(pl, t, 0, fill, sizeof fill) == -1);
+    CHECK_EQ_U(t->mem_blocks, 0);
+    CHECK(pl_run_mem_write(pl, r, top * PL_BLOCK_BYTES - 1, fill, 1) == 0);        /* its own block */
+    CHECK(pl_run_mem_write_lower(pl, r, top * PL_BLOCK_BYTES, fill, 1) == -1);     /* r's highest: none beyond */
+    CHECK_EQ_U(r->mem_top, top);
+    free(b.mem);
+}
+
 /* A run holding memory and the ticket, quiet for PL_RUN_STOPPED_NS, gives both back (spec
  * §4.2 "Stopped runs"); a packet heard in between puts it off. */
 static void pool_stopped_run_gives_back(void) {
@@ -259,4 +312,5 @@ static void pool_stopped_run_gives_back(void) {
 TEST_MAIN(TEST_CASE(pool_shared_by_many_runs), TEST_CASE(pool_long_records_after_small),
           TEST_CASE(pool_long_records_after_host_held),
           TEST_CASE(pool_broken_stream_gives_back), TEST_CASE(send_pool_gives_back_on_stored),
-          TEST_CASE(pool_share_per_peer_then_per_run), TEST_CASE(pool_stopped_run_gives_back))
+          TEST_CASE(pool_share_per_peer_then_per_run), TEST_CASE(pool_stopped_run_gives_back),
+          TEST_CASE(pool_lower_bytes_first))
