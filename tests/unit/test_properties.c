@@ -179,6 +179,12 @@ static void memo_secrets(const ll_node *d, secrets *k) {
         note_secret(k, d->memo + at + PL_MEMO_SECRET);
 }
 
+static int memo_update_complete(const pure_link *pl) {
+    for (size_t i = 0; i < PL_MEMO_WRITES_MOST; i++)
+        if (pl->memo_writes[i].busy) return 0;
+    return 1;
+}
+
 static int memo_holds(const ll_node *d, const uint8_t *s) {
     for (size_t at = 0; at + 32 <= d->memo_bytes; at++)
         if (memcmp(d->memo + at, s, 32) == 0) return 1;
@@ -192,10 +198,21 @@ static void memo_never_holds_a_superseded_secret(void) {
     cr.memo_enabled = 1;
     pair(&n, &cs, &cr);
     secrets ever = {.n = 0};
+    int complete_steps = 0;
     for (int step = 0; step < 150; step++) {  /* 1.5 s: some seven epochs */
         trickle(&n, 1, 200, 10 * MS);
         memo_secrets(&n.node[1], &ever);
+        /* Checked at every step with no write in progress, not only at the end: a later
+         * write of the same epoch (the epoch proven at its first packet) would hide an
+         * update that left its other copy behind. */
+        if (!memo_update_complete(n.node[1].pl) || !n.node[1].pl->runs[0].in_use) continue;
+        const pl_run *r = &n.node[1].pl->runs[0];
+        secrets now = {.n = 0};
+        memo_secrets(&n.node[1], &now);
+        for (int i = 0; i < now.n; i++) CHECK(memcmp(now.s[i], r->keys[r->epoch_newest % PL_EPOCH_KEYS].secret, 32) == 0);
+        complete_steps++;
     }
+    CHECK(complete_steps >= 100);
     /* Every update is complete here (the memo disk takes each write at once); the only
      * secret it may hold is the newest of the run. */
     const pure_link *pl = n.node[1].pl;
