@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/mutants/run.py [--files F...] [--all] [--list FILE] [--jobs N]: the mutation gate.
+"""tests/mutants/run.py [--files F...] [--all] [--list FILE] [--jobs N] [--check]: the mutation gate.
 
 Each entry of tests/mutants/list breaks one property with a one-line change; the tests it
 names must notice.  For every entry this applies the change to a copy of the tree (the
@@ -12,6 +12,12 @@ exactly), is a failure.
 
 --files F...: only the entries whose file, or whose tests' sources, are among F (what a
 commit touched); --all overrides it.
+
+--check: mutates and runs nothing, in a second: every entry's 'from' is on exactly one line
+of its file, and every test on its kill line is there (a script, or a case its built program
+lists: B=build unless set).  A failure is one line per entry; exit 1.  make test runs it
+(tests/sh/test_mutants_list.sh), so a change that moves a line an entry names is seen at
+once, not at the next make mutants.
 
 An entry (blank lines part them, '#' starts a comment line):
     file:   core/receiver.c
@@ -75,6 +81,53 @@ def build_targets(kills):
     return sorted(targets)
 
 
+def hits_of(top, e):
+    """The line indexes of e's file that hold its 'from' text (None: no such file)."""
+    path = os.path.join(top, e["file"])
+    if not os.path.isfile(path):
+        return None
+    lines = open(path, encoding="utf-8").read().split("\n")
+    return [i for i, l in enumerate(lines) if e["from"] in l]
+
+
+def cases_of(top, prog, listed):
+    """The cases test program `prog` lists (its build under $B), remembered in `listed`."""
+    if prog not in listed:
+        exe = os.path.join(top, os.environ.get("B", "build"), "tests", prog)
+        r = subprocess.run([exe, "--list"], capture_output=True) if os.access(exe, os.X_OK) else None
+        listed[prog] = set(r.stdout.decode().split()) if r is not None and r.returncode == 0 else None
+    return listed[prog]
+
+
+def check(entries, list_path):
+    """--check: each entry's 'from' once in its file, each kill test there; 0 or 1."""
+    bad, listed = 0, {}
+    for e in entries:
+        where = f"{list_path}:{e['line']}: {e['file']}"
+        hits = hits_of(TOP, e)
+        whys = []
+        if hits is None:
+            whys.append("no such file")
+        elif len(hits) != 1:
+            whys.append(f"'from' is on {len(hits)} lines, not 1: {e['from']}")
+        for k in e["kill"]:
+            if k.startswith("sh/"):
+                if not os.path.isfile(os.path.join(TOP, test_source(k))):
+                    whys.append(f"no test script {test_source(k)}")
+                continue
+            prog, _, case = k.partition("/")
+            cases = cases_of(TOP, prog, listed)
+            if cases is None:
+                whys.append(f"no test program {prog} (make it first)")
+            elif case not in cases:
+                whys.append(f"{prog} has no case {case}")
+        for why in whys:
+            print(f"{where}: {why}")
+        bad += len(whys) > 0
+    print(f"mutants list: {len(entries)} entries, {bad} stale")
+    return 1 if bad else 0
+
+
 def copy_tree(dest):
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=TOP,
                            check=True, capture_output=True).stdout
@@ -111,8 +164,12 @@ def main():
     ap.add_argument("--files", nargs="*")
     ap.add_argument("--all", action="store_true")
     ap.add_argument("--jobs", default="2")
+    ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
     entries = parse(a.list)
+    if a.check:
+        shown = os.path.relpath(a.list, TOP) if os.path.abspath(a.list).startswith(TOP + os.sep) else a.list
+        return check(entries, shown)
     if a.files is not None and not a.all:
         touched = set(a.files)
         entries = [e for e in entries if e["file"] in touched or any(test_source(k) in touched for k in e["kill"])]
@@ -135,7 +192,7 @@ def main():
             path = os.path.join(tree, e["file"])
             original = open(path, encoding="utf-8").read()
             lines = original.split("\n")
-            hits = [i for i, l in enumerate(lines) if e["from"] in l]
+            hits = hits_of(tree, e) or []
             label = f"{e['file']}:{hits[0] + 1 if len(hits) == 1 else '?'} ({e['breaks']})"
             if len(hits) != 1:
                 failed += 1
