@@ -55,7 +55,9 @@ typedef struct sender_tool {
     /* the path: what it said, each cause told in one line (again after answers came back) */
     pure_link_addr to;
     uint64_t answer_check_ns, answered_ns, opened_seen;
-    int told_port, told_host, told_silent;
+    uint64_t sent_seen, looked_ns;  /* the packets sent at the last look at the answers, its time */
+    uint64_t asked_ns;              /* the first packet not answered went after it (0: none) */
+    int told_port, told_host, told_silent, told_waiting;
     uint64_t size_told, size_seen, probes_seen, size_since_ns, black_holes_told;   /* datagram sizes */
 } sender_tool;
 
@@ -369,8 +371,12 @@ static const char *to_text(const sender_tool *t, char *buf, size_t len) { return
 static int answers_came(sender_tool *t, pure_link *pl, uint64_t now) {
     pure_link_stats ep = {.version = PURE_LINK_STATS_VERSION};
     pure_link_stats_get(pl, -1, &ep);
+    /* Silence counts from the first packet sent after the last answer: a sender with nothing
+     * to send (waiting out a refusal's back-off, an input that brings nothing) awaits no answer. */
+    if (ep.packets_sent != t->sent_seen && t->asked_ns == 0) t->asked_ns = t->looked_ns ? t->looked_ns : t->report.start_ns;
+    t->sent_seen = ep.packets_sent, t->looked_ns = now;
     if (ep.packets_opened == t->opened_seen) return 0;
-    t->opened_seen = ep.packets_opened, t->answered_ns = now;
+    t->opened_seen = ep.packets_opened, t->answered_ns = now, t->asked_ns = 0;
     return 1;
 }
 
@@ -392,8 +398,20 @@ static void watch_answers(sender_tool *t, pure_link *pl, uint64_t now) {
         t->told_silent = t->told_port = t->told_host = 0;
         return;
     }
-    uint64_t since = t->opened_seen ? t->answered_ns : t->report.start_ns;
-    if (t->told_silent || now - since < SILENCE_NS || t->done || (t->closed && t->stored == t->queued)) return;
+    uint64_t since = t->asked_ns;
+    if (t->told_silent || since == 0 || now - since < SILENCE_NS || t->done || (t->closed && t->stored == t->queued))
+        return;
+    if (t->resuming && t->opened_seen != 0) {
+        /* The receiver answers an ask once its records of the source are durable
+         * (spec/protocol.md §4.3): a busy disk, or a run still appending to the source. */
+        if (!t->told_waiting)
+            tool_log("waiting for the receiver's answer to resume source '%s' for %.1f s (it answered the handshake; "
+                     "it answers once its records of the source are durable: a busy disk, or another sender still "
+                     "appending to it); still trying", t->source, (double)(now - since) / 1e9);
+        if (!t->told_waiting) tool_report_told(&t->report, "resume_wait", now);
+        t->told_waiting = 1;
+        return;
+    }
     t->told_silent = 1;
     if (t->opened_seen == 0 && !t->told_port && !t->told_host) {
         tool_log("nothing came back from %s in %.1f s: check the address (--to), that no firewall drops UDP "
