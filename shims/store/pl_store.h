@@ -67,7 +67,8 @@ typedef struct pl_store_config {
     const char *memo_path;       /* the memo file; NULL keeps no memo */
     size_t memo_bytes;           /* pure_link_memo_size() of the endpoint's config */
     uint64_t file_bytes_most;    /* bound of one stream file; 0: PL_STORE_FILE_BYTES_MOST */
-    /* One line for the operator: an input failed, or stores again (may be NULL). */
+    /* One line for the operator: an input failed, or stores again; a newer run took a
+     * source over (may be NULL). */
     void (*notice)(void *ctx, const char *line);
     void *notice_ctx;
 } pl_store_config;
@@ -183,10 +184,20 @@ void pl_store_stats_get(const pl_store *s, pl_store_stats *out);
 /* The negative errno input `name` failed with while it cannot store (pl_store.h "A failing
  * input"); 0 when it stores, or when no input has that name. */
 int pl_store_input_failed(const pl_store *s, const char *name);
-/* 1 when `run` of peer index `peer` is cut off from `source` of input `name` (spec/protocol.md
- * §4.3: a newer run took the source over; its STREAM_OPEN is refused with REFUSED reason 5),
- * else 0. */
-int pl_store_run_cut_off(pl_store *s, const char *name, int peer, const char *source, uint64_t run);
+/* Why the store refused the last STREAM_OPEN it refused, for the host's line about it: the
+ * host reads it in its own handling of that event (the driver hands each event to the store
+ * first).  The REFUSED reason the sender hears is in parentheses. */
+typedef enum pl_store_refusal {
+    PL_STORE_REFUSAL_NONE = 0,
+    PL_STORE_REFUSAL_NO_INPUT,     /* no input of that name (1) */
+    PL_STORE_REFUSAL_SHAPE,        /* the input's shape is another (2) */
+    PL_STORE_REFUSAL_INPUT_FULL,   /* the input holds PL_STORE_STREAMS_PER_INPUT_MOST streams (1) */
+    PL_STORE_REFUSAL_NAME_TAKEN,   /* a key with the same first 96 bits sends that source to the
+                                      input: the stream's file name is taken (1) */
+    PL_STORE_REFUSAL_CANNOT_STORE, /* the input failed (4): its own line was told */
+    PL_STORE_REFUSAL_CUT_OFF,      /* a newer run of the source took it over (5, §4.3) */
+} pl_store_refusal;
+pl_store_refusal pl_store_refusal_last(const pl_store *s);
 
 /* ---- Reading record files back (pure-link cat and verify): these only decode bytes the
  * caller read, so a reader needs no lock and may run beside the receiver that appends. ---- */

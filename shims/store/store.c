@@ -393,13 +393,7 @@ static st_stream *stream_find(st_input *in, const uint8_t key[32], const char *s
     return NULL;
 }
 
-int pl_store_run_cut_off(pl_store *s, const char *name, int peer, const char *source, uint64_t run) {
-    st_input *in = input_find(s, name);
-    if (in == NULL || peer < 0 || (size_t)peer >= s->peers_len || !s->peer_known[peer]) return 0;
-    st_stream *st = stream_find(in, s->peers[peer], source);
-    st_run *r = st != NULL ? st_run_find(st, run) : NULL;
-    return r != NULL && st_run_cut_off(st, r);
-}
+pl_store_refusal pl_store_refusal_last(const pl_store *s) { return s->refusal; }
 
 /* Another key with the same 96-bit prefix and the same source would have the same file
  * name.  Every record file of the directory is a stream of the input (read at open), so
@@ -411,11 +405,19 @@ static int name_taken(const st_input *in, const uint8_t key[32], const char *sou
     return 0;
 }
 
-/* A new stream file; *st NULL when the input is full or the name is taken (refused). */
+/* A new stream file; *st NULL when the input is full or the name is taken (refused, and
+ * s->refusal says which). */
 static int stream_new(pl_store *s, st_input *in, const uint8_t key[32], const char *source, st_stream **out,
                       char *err, size_t err_len) {
     *out = NULL;
-    if (in->streams_len == PL_STORE_STREAMS_PER_INPUT_MOST || name_taken(in, key, source)) return 0;
+    if (in->streams_len == PL_STORE_STREAMS_PER_INPUT_MOST) {
+        s->refusal = PL_STORE_REFUSAL_INPUT_FULL;
+        return 0;
+    }
+    if (name_taken(in, key, source)) {
+        s->refusal = PL_STORE_REFUSAL_NAME_TAKEN;
+        return 0;
+    }
     st_stream *st = calloc(1, sizeof *st);
     if (st == NULL) return st_err(err, err_len, -ENOMEM, "store: out of memory");
     st->fd = st->index_tmp_fd = -1;
@@ -459,6 +461,7 @@ static int handle_bind(pl_store *s, int handle, st_stream *st, st_run *r) {
 static int open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *source, const char *input,
                        uint64_t shape, int asking, int *answer, int64_t *mark, char *err, size_t err_len) {
     *answer = -1, *mark = 0;
+    s->refusal = PL_STORE_REFUSAL_NONE;
     int rc = st_failed(s, err, err_len);
     if (rc != 0) return rc;
     size_t source_len = strlen(source);
@@ -467,6 +470,7 @@ static int open_stream(pl_store *s, int handle, int peer, uint64_t run, const ch
     st_input *in = input_find(s, input);
     if (in == NULL || in->shape != shape) {
         if (in != NULL) *answer = -PURE_LINK_OTHER_SHAPE;
+        s->refusal = in != NULL ? PL_STORE_REFUSAL_SHAPE : PL_STORE_REFUSAL_NO_INPUT;
         s->stats.streams_refused++;
         return 0;
     }
@@ -480,10 +484,11 @@ static int open_stream(pl_store *s, int handle, int peer, uint64_t run, const ch
     }
     if (in->failed) {
         *answer = -PURE_LINK_CANNOT_STORE;
+        s->refusal = PL_STORE_REFUSAL_CANNOT_STORE;
         s->stats.streams_refused++;
         return 0;
     }
-    if (st == NULL) {
+    if (st == NULL) {  /* the input is full or the name taken: stream_new said which */
         s->stats.streams_refused++;
         return 0;
     }
@@ -492,6 +497,7 @@ static int open_stream(pl_store *s, int handle, int peer, uint64_t run, const ch
     if (r->cut || (st_run_cut_off(st, r) && !asking)) {
         /* Told at every binding (§4.3): it comes back after a restart of either side. */
         *answer = -PURE_LINK_CUT_OFF;
+        s->refusal = PL_STORE_REFUSAL_CUT_OFF;
         s->stats.streams_refused++;
         return 0;
     }
@@ -510,6 +516,7 @@ int st_open_stream(pl_store *s, int handle, int peer, uint64_t run, const char *
 static int resume_failed(pl_store *s, st_stream *st, int *answer, int rc, const char *line) {
     st_input_fail(s, st->input, rc, line);
     *answer = -PURE_LINK_CANNOT_STORE;
+    s->refusal = PL_STORE_REFUSAL_CANNOT_STORE;
     return s->failed;
 }
 
@@ -605,6 +612,38 @@ static int take_over(st_stream *st, st_run *r, char *err, size_t err_len) {
     return 0;
 }
 
+/* The runs of st a takeover by r cuts off that were not cut off before: how many, and in
+ * *named the one to name (the owner, else the one that appended last). */
+static size_t runs_to_cut(const st_stream *st, const st_run *r, const st_run **named) {
+    size_t n = 0;
+    const st_run *owner = NULL;
+    *named = NULL;
+    for (size_t i = 0; i < st->runs_len; i++) {
+        const st_run *o = &st->runs[i];
+        if (o == r || st_run_cut_off(st, o)) continue;
+        n++;
+        if (st->owned && o->run == st->owner) owner = o;
+        if (*named == NULL || o->end_off > (*named)->end_off) *named = o;
+    }
+    if (owner != NULL) *named = owner;
+    return n;
+}
+
+/* One line per takeover that cuts another run off: the operator sees why that run's sender
+ * stops (exit 8), or two senders on one source. */
+static void tell_takeover(pl_store *s, const st_stream *st, const st_run *r, const st_run *named, size_t cut) {
+    static const char hex[] = "0123456789abcdef";
+    char key[17];
+    for (unsigned i = 0; i < 8; i++) key[2 * i] = hex[st->id.key[i] >> 4], key[2 * i + 1] = hex[st->id.key[i] & 15];
+    key[16] = 0;
+    char more[48] = "";
+    if (cut > 1) snprintf(more, sizeof more, " and %zu other earlier run%s", cut - 1, cut > 2 ? "s" : "");
+    notice(s, "input %s (%s): run %016llx of peer %s... resumed source '%s' and took it over at record %llu; run %016llx%s "
+              "of the source %s cut off: refused (REFUSED reason 5) if it sends again",
+           st->input->name, st->input->dir, (unsigned long long)r->run, key, st->id.source,
+           (unsigned long long)r->mark_appended, (unsigned long long)named->run, more, cut > 1 ? "are" : "is");
+}
+
 /* The runs a takeover cut off that are bound now are refused at once (REFUSED reason 5):
  * one whose records were all handed over before the cut resends only bytes the receiver
  * holds, which reach the store no more, so its next record would never come to tell it. */
@@ -647,11 +686,14 @@ int st_record(pl_store *s, int handle, uint64_t run, int64_t record, const uint8
         return 0;
     }
     if (r->asked && !(st->owned && st->owner == r->run)) {
+        const st_run *named;
+        size_t cut = runs_to_cut(st, r, &named);
         if ((rc = take_over(st, r, err, err_len)) != 0) {
             rc = st_input_fail(s, st->input, rc, err);
             st_refusals(s, n);
             return rc;
         }
+        if (cut > 0) tell_takeover(s, st, r, named, cut);
         tell_cut(s, st, n);
     }
     if (k + 1 > h->seen) h->seen = k + 1;

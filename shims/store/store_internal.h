@@ -263,6 +263,7 @@ struct pl_store {
     struct st_input *failed_unreported;  /* its write at pl_store_commit_begin failed: commit_end says it */
     char failed_line[256];
     pl_store_stats stats;
+    pl_store_refusal refusal;  /* why the last STREAM_OPEN refused was (pl_store_refusal_last) */
     uint64_t now_ns;        /* of the last pl_store_event or commit: when inputs fail and retry */
     void (*notice)(void *ctx, const char *line);
     void *notice_ctx;

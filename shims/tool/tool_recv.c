@@ -107,14 +107,25 @@ static void log_refusal(receiver_tool *t, const pure_link_event *ev) {
     for (size_t i = 0; i < t->config.peers_len && peer == NULL; i++)
         if (t->peer_index[i] == ev->peer) peer = &t->config.peers[i];
     if (peer == NULL) return;       /* unwired since */
-    char key[65], why[160];
+    char key[65], why[320];
     tool_hex(peer->key, 32, key);
+    pl_store_refusal r = ev->kind == PURE_LINK_EVENT_STREAM_REFUSED ? PL_STORE_REFUSAL_NONE
+                         : in == NULL                               ? PL_STORE_REFUSAL_NO_INPUT
+                                                                    : pl_store_refusal_last(t->store);
     if (ev->kind == PURE_LINK_EVENT_STREAM_REFUSED)
         snprintf(why, sizeof why, "this key may not send as that source (its peer line lists the sources it may use)");
-    else if (in == NULL) snprintf(why, sizeof why, "no input of that name in the config");
-    else if (pl_store_run_cut_off(t->store, ev->input, ev->peer, ev->source, ev->run))
+    else if (r == PL_STORE_REFUSAL_NO_INPUT) snprintf(why, sizeof why, "no input of that name in the config");
+    else if (r == PL_STORE_REFUSAL_CUT_OFF)
         snprintf(why, sizeof why, "run %016llx is cut off: a newer run of this source took it over (send --resume); "
                  "told so (REFUSED reason 5)", (unsigned long long)ev->run);
+    else if (r == PL_STORE_REFUSAL_INPUT_FULL)
+        snprintf(why, sizeof why, "the input's directory %s holds %u streams, the most one input takes: move the files "
+                 "of sources that ended out of it, or send this source to another input; told as no such input "
+                 "(REFUSED reason 1)", in->dir, PL_STORE_STREAMS_PER_INPUT_MOST);
+    else if (r == PL_STORE_REFUSAL_NAME_TAKEN)
+        snprintf(why, sizeof why, "another key whose first 96 bits are this one's (%.24s) sends source '%s' to this "
+                 "input, and the stream's file name (key prefix and source) is taken: send it under another source "
+                 "name; told as no such input (REFUSED reason 1)", key, ev->source);
     else snprintf(why, sizeof why, "shape %llu, the input's (line %d) is %llu", (unsigned long long)ev->shape, in->line,
                   (unsigned long long)in->shape);
     tool_log("refused a stream from peer %.16s... (config line %d), source '%s', input '%s': %s", key,

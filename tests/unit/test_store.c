@@ -594,8 +594,10 @@ static void same_file_name_refused(void) {
     int64_t mark;
     CHECK(st_open_stream(s, 1, 1, 2, "p", "in", 7, &answer, &mark, err, sizeof err) == 0);
     CHECK(answer == -1);
+    CHECK(pl_store_refusal_last(s) == PL_STORE_REFUSAL_NAME_TAKEN);
     CHECK(st_open_stream(s, 1, 1, 2, "q", "in", 7, &answer, &mark, err, sizeof err) == 0);
     CHECK(answer == 0);  /* another source: another name */
+    CHECK(pl_store_refusal_last(s) == PL_STORE_REFUSAL_NONE);
     key2[ST_KEY_HEX / 2 - 1] ^= 1;  /* a key whose name differs */
     CHECK(pl_store_peer(s, 2, key2) == 0);
     CHECK(st_open_stream(s, 2, 2, 3, "p", "in", 7, &answer, &mark, err, sizeof err) == 0);
@@ -615,8 +617,10 @@ static void refusals_counted(void) {
     int64_t mark;
     CHECK(st_open_stream(s, 0, 0, 1, "x", "nope", 7, &answer, &mark, err, sizeof err) == 0);
     CHECK(answer == -1);
+    CHECK(pl_store_refusal_last(s) == PL_STORE_REFUSAL_NO_INPUT);
     CHECK(st_open_stream(s, 0, 0, 1, "x", "in", 8, &answer, &mark, err, sizeof err) == 0);
     CHECK(answer == -PURE_LINK_OTHER_SHAPE);
+    CHECK(pl_store_refusal_last(s) == PL_STORE_REFUSAL_SHAPE);
     pl_store_stats st;
     pl_store_stats_get(s, &st);
     CHECK_EQ_U(st.streams_refused, 2);
@@ -1102,6 +1106,7 @@ static void limits_streams_per_input(void) {
     CHECK(commit(s, &n) == 0);
     CHECK(st_open_stream(s, 0, 0, 1, "one-more", "in", 7, &answer, &mark, err, sizeof err) == 0);
     CHECK(answer == -1);  /* refused: the input is full */
+    CHECK(pl_store_refusal_last(s) == PL_STORE_REFUSAL_INPUT_FULL);
     pl_store_stats st;
     pl_store_stats_get(s, &st);
     CHECK_EQ_U(st.streams_refused, 1);
