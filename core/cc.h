@@ -128,6 +128,13 @@ typedef struct pl_rate_sample {
     uint64_t bytes_in_flight;           /* after this ACK frame */
     uint64_t tx_in_flight_bytes;        /* in flight when the newest acknowledged packet left */
     uint8_t is_app_limited;             /* the sample may understate the path */
+    /* The best of the samples each packet of the ACK frame makes on its own, as if it were
+     * acknowledged alone (BBR takes the sample above when it is more): a loss round's best
+     * (BBR's bw_latest, inflight_latest) then weighs as many samples as the round delivers
+     * packets, however many of them a receiver covers with one ACK.  Not for the max
+     * filter: with jitter, more samples of a max reach further above the path's rate. */
+    uint64_t delivery_rate_best_bytes_per_s;
+    uint64_t delivered_best_bytes;
 } pl_rate_sample;
 
 void pl_cc_init(pl_cc *cc, uint32_t algo, uint32_t datagram_bytes);

@@ -181,10 +181,12 @@ static uint64_t pl_bbr_loss_round_rate(const pl_cc_bbr *b, uint64_t now_ns) {
     return pl_min64(acked * PL_BBR_NS_PER_S / elapsed_ns, PL_BBR_BW_MOST);
 }
 
-/* The latest delivery signals, and the verdict on a loss round that ends here. */
+/* The latest delivery signals, and the verdict on a loss round that ends here.  The round's
+ * best rate and volume take every packet's own sample, not one per ACK frame: how many
+ * packets an ACK covers is the receiver's choice (pl_rate_sample). */
 static void pl_bbr_update_latest(pl_cc_bbr *b, const pl_rate_sample *rs, uint64_t now_ns) {
-    b->bw_latest = pl_max64(b->bw_latest, rs->delivery_rate_bytes_per_s);
-    b->inflight_latest = pl_max64(b->inflight_latest, rs->delivered_bytes);
+    b->bw_latest = pl_max64(b->bw_latest, rs->delivery_rate_best_bytes_per_s);
+    b->inflight_latest = pl_max64(b->inflight_latest, rs->delivered_best_bytes);
     b->loss_round_acked_bytes += rs->newly_acked_bytes;
     if (rs->rtt_ns > 0) b->loss_round_rtt_min_ns = pl_min64(b->loss_round_rtt_min_ns, rs->rtt_ns);
     b->loss_round_start = 0;
@@ -250,8 +252,8 @@ static uint64_t pl_bbr_queue_cut_floor(const pl_cc_bbr *b, int headroom) {
 /* The next loss round starts from this sample's signals. */
 static void pl_bbr_advance_latest(pl_cc_bbr *b, const pl_rate_sample *rs) {
     if (!b->loss_round_start) return;
-    b->bw_latest = rs->delivery_rate_bytes_per_s;
-    b->inflight_latest = rs->delivered_bytes;
+    b->bw_latest = rs->delivery_rate_best_bytes_per_s;
+    b->inflight_latest = rs->delivered_best_bytes;
 }
 
 /* ---- Bandwidth filter and bounds ---- */
@@ -774,6 +776,9 @@ void pl_cc_bbr_on_rate_sample(pl_cc_state *state, const pl_rate_sample *rs, uint
      * here and would only strain the arithmetic. */
     pl_rate_sample r = *rs;
     r.delivery_rate_bytes_per_s = pl_min64(r.delivery_rate_bytes_per_s, PL_BBR_BW_MOST);
+    r.delivery_rate_best_bytes_per_s = pl_min64(pl_max64(r.delivery_rate_best_bytes_per_s, r.delivery_rate_bytes_per_s),
+                                                PL_BBR_BW_MOST);
+    r.delivered_best_bytes = pl_min64(pl_max64(r.delivered_best_bytes, r.delivered_bytes), PL_CC_WINDOW_MOST_BYTES);
     r.delivered_bytes = pl_min64(r.delivered_bytes, PL_CC_WINDOW_MOST_BYTES);
     r.newly_acked_bytes = pl_min64(r.newly_acked_bytes, PL_CC_WINDOW_MOST_BYTES);
     r.bytes_in_flight = pl_min64(r.bytes_in_flight, PL_CC_WINDOW_MOST_BYTES);

@@ -23,13 +23,23 @@ static void rate_on_delivered(pl_sender *s, const pl_sent *e, uint64_t now_ns) {
     s->delivered += e->bytes;
     s->delivered_ns = now_ns;
     s->rs.newly_acked_bytes += e->bytes;
+    uint64_t send_elapsed = e->sent_ns - e->first_sent_ns, ack_elapsed = now_ns - e->delivered_ns;
+    uint64_t interval_ns = send_elapsed > ack_elapsed ? send_elapsed : ack_elapsed;
+    /* Every packet delivered is also a sample of its own, as if acknowledged alone now, so
+     * the best of an ACK does not depend on how many packets the receiver covers with one
+     * ACK (pl_rate_sample). */
+    uint64_t delivered = s->delivered - e->delivered;
+    if (delivered > s->rs.delivered_best_bytes) s->rs.delivered_best_bytes = delivered;
+    if (interval_ns > 0 && interval_ns >= s->rtt.rtt_ns_min) {
+        uint64_t rate = delivered * PL_NS_PER_S / interval_ns;
+        if (rate > s->rs.delivery_rate_best_bytes_per_s) s->rs.delivery_rate_best_bytes_per_s = rate;
+    }
     if (s->rs_have && e->delivered < s->rs.prior_delivered_bytes) return;
     s->rs_have = 1;
     s->rs.prior_delivered_bytes = e->delivered;
     s->rs.is_app_limited = e->rate_app_limited;
     s->rs.tx_in_flight_bytes = e->tx_in_flight;
-    uint64_t send_elapsed = e->sent_ns - e->first_sent_ns, ack_elapsed = now_ns - e->delivered_ns;
-    s->rs.interval_ns = send_elapsed > ack_elapsed ? send_elapsed : ack_elapsed;
+    s->rs.interval_ns = interval_ns;
     s->rs.rtt_ns = now_ns - e->sent_ns;
     s->first_sent_ns = e->sent_ns;
 }
