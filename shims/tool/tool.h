@@ -201,6 +201,18 @@ typedef struct tool_status_recv_view {
 } tool_status_recv_view;
 /* Renders into buf (cap bytes): text, or one JSON object and a newline.  Returns the length. */
 size_t tool_status_recv(const tool_status_recv_view *v, int json, char *buf, size_t cap, uint64_t now_ns);
+/* A sender's: its run and stream, how far it is, and its path to the receiver. */
+typedef struct tool_status_send_view {
+    pure_link *pl;
+    int sender;
+    const char *to, *source, *input;
+    int64_t stored, queued;                  /* records heard stored, records read */
+    uint64_t stored_bytes, start_ns, answered_ns;   /* answered_ns 0: nothing came back yet */
+    double rate_bits;                        /* record bytes stored, over the last second or two */
+    int input_open, resuming, refused;
+    const char *refused_why;                 /* while refused */
+} tool_status_send_view;
+size_t tool_status_send(const tool_status_send_view *v, int json, char *buf, size_t cap, uint64_t now_ns);
 /* Writes the text status to the log, one line each (SIGUSR1). */
 void tool_status_log(const char *text, size_t len);
 

@@ -40,7 +40,7 @@ typedef struct sender_tool {
     /* --resume: records wait for the receiver's answer, then `skip` of the input are its own */
     int resuming, resume;  /* resume: --resume was given */
     uint64_t skip, resumed_at;
-    const char *source;
+    const char *source, *input;
     /* the lengths of the records queued and not yet heard stored, oldest first: STORED
      * gives a count, and the summaries count record bytes (as the receiver's do) */
     uint32_t *lens;
@@ -58,6 +58,7 @@ typedef struct sender_tool {
     uint64_t sent_seen, looked_ns;  /* the packets sent at the last look at the answers, its time */
     uint64_t asked_ns;              /* the first packet not answered went after it (0: none) */
     int told_port, told_host, told_silent, told_waiting;
+    tool_control *control;      /* pure-link show (NULL: --control none, or none could be made) */
     uint64_t size_told, size_seen, probes_seen, size_since_ns, black_holes_told;   /* datagram sizes */
 } sender_tool;
 
@@ -487,6 +488,20 @@ static void on_hint(void *ctx, const pl_io_hint *h, uint64_t now) {
     }
 }
 
+/* What pure-link show prints of this sender (tool_status.c). */
+static size_t render(void *ctx, int json, char *buf, size_t cap, uint64_t now) {
+    sender_tool *t = ctx;
+    char to[64];
+    tool_status_send_view v = {.pl = t->pl, .sender = t->sender, .to = to_text(t, to, sizeof to), .source = t->source,
+                               .input = t->input, .stored = t->stored, .queued = t->queued,
+                               .stored_bytes = t->stored_bytes, .start_ns = t->report.start_ns,
+                               .answered_ns = t->opened_seen ? t->answered_ns : 0,
+                               .rate_bits = 8 * tool_rate_recent(&t->rate, t->stored_bytes, now, RATE_WINDOW_NS),
+                               .input_open = !t->closed, .resuming = t->resuming, .refused = t->refused,
+                               .refused_why = reason_text(t->refused_reason)};
+    return tool_status_send(&v, json, buf, cap, now);
+}
+
 static int on_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {
     sender_tool *t = ctx;
     if (tool_signal_noted() == SIGUSR1) {
@@ -497,6 +512,8 @@ static int on_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {
                  t->closed ? "" : ", input open", (double)t->last.rtt_ns_smoothed / 1e6,
                  (unsigned long long)t->last.packets_retransmitted, t->refused ? ", refused by the receiver" : "");
     }
+    /* The backend watches the control socket's epoll set, with stdin in it (open_watches). */
+    if (t->control) watched = watched && tool_control_serve(t->control, render, t, now);
     if (feed(t, watched, now) != 0) {
         t->failed = 1;
         return 1;
@@ -535,7 +552,7 @@ static uint64_t wake_ns(void *ctx) {
 
 typedef struct send_options {
     tool_link_options link;
-    const char *to, *peer, *source, *input, *bind;
+    const char *to, *peer, *source, *input, *bind, *control;
     uint64_t shape, deadline_ns, generate, size;
     uint64_t epoch_ns, epoch_packets, pmtu_raise_ns;   /* 0: the core's defaults */
     int framed, have_generate, resume;
@@ -571,6 +588,7 @@ static int send_option(void *ctx, int c, const char *arg) {
     case 'b': o->bind = arg; return 0;
     case 'f': o->framed = 1; return 0;
     case 'U': o->resume = 1; return 0;
+    case 'C': o->control = arg; return 0;
     case 'g': o->have_generate = 1; return tool_parse_count(arg, "--generate", &o->generate);
     case 'z': return tool_parse_size(arg, "--size", &o->size);
     case 'd': return tool_parse_duration(arg, "--deadline", &o->deadline_ns);
@@ -592,7 +610,7 @@ static int parse_options(int argc, char **argv, send_options *o) {
         {"size", required_argument, 0, 'z'},       {"deadline", required_argument, 0, 'd'},
         {"epoch-time", required_argument, 0, 'E'}, {"epoch-packets", required_argument, 0, 'N'},
         {"resume", no_argument, 0, 'U'},           {"pmtu-raise", required_argument, 0, 'M'},
-        {0, 0, 0, 0}};
+        {"control", required_argument, 0, 'C'},    {0, 0, 0, 0}};
     *o = (send_options){.source = "out", .deadline_ns = UINT64_MAX, .size = 1024};
     if (tool_options_parse(argc, argv, "send", "t:p:s:i:fg:d:", longs, send_option, o, 1, &o->link) != 0) return -1;
     const char *missing = !o->to ? "--to HOST:PORT" : !o->peer ? "--peer KEY"
@@ -646,7 +664,7 @@ static int open_sender(sender_tool *t, const send_options *o, pure_link_config *
     if (code != TOOL_OK) return code;
     pure_link_sender_config sc = {.version = PURE_LINK_VERSION, .source = o->source, .input = o->input,
                                   .shape = o->shape, .resume = (uint32_t)o->resume};
-    t->resuming = t->resume = o->resume, t->source = o->source;
+    t->resuming = t->resume = o->resume, t->source = o->source, t->input = o->input;
     if (tool_parse_key_hex(o->peer, sc.receiver_public) != 0) {
         tool_log("--peer '%s': want the receiver's public key, 64 hex digits (pure-link pub)", o->peer);
         return TOOL_ERR_USAGE;
@@ -680,6 +698,29 @@ static int open_socket(const send_options *o, const pure_link_addr *to, const si
     memcpy(&family, to->bytes, sizeof family);
     const char *bind = o->bind ? o->bind : family == AF_INET6 ? "[::]:0" : "0.0.0.0:0";
     return tool_io_open(&o->link, bind, "--bind", mask, io);
+}
+
+/* The control socket of pure-link show (--control PATH; by default in tool_control_dir(),
+ * and a sender goes on without it when that place cannot take one; --control none: none),
+ * which the backend watches with stdin inside its epoll set; else stdin alone. */
+static int open_watches(sender_tool *t, const send_options *o, pl_io *io) {
+    int w;
+    if (!o->control || strcmp(o->control, "none") != 0) {
+        int code = tool_control_open(&t->control, o->control, "send");
+        if (code != TOOL_OK && o->control) return code;   /* its line is logged */
+        if (t->control && (w = io->ops->watch(io, tool_control_fd(t->control))) != 0) {
+            tool_log("control socket: the backend cannot watch it: %s", strerror(-w));
+            return TOOL_ERR_SYSTEM;
+        }
+    }
+    if (t->fd != 0) return TOOL_OK;
+    w = t->control ? tool_control_watch_also(t->control, 0) : io->ops->watch(io, 0);
+    t->fd_is_file = w == -EPERM;
+    if (w != 0 && w != -EPERM) {
+        tool_log("stdin: %s", strerror(-w));
+        return TOOL_ERR_SYSTEM;
+    }
+    return TOOL_OK;
 }
 
 static void summary(sender_tool *t, uint64_t now) {
@@ -738,14 +779,7 @@ int tool_send_main(int argc, char **argv) {
     char err[256];
     if (code == TOOL_OK) pl_addr_parse(o.to, &to, err, sizeof err), code = open_socket(&o, &to, &mask, &io);
     t->to = to;
-    if (code == TOOL_OK && t->fd == 0) {
-        int w = io->ops->watch(io, 0);
-        t->fd_is_file = w == -EPERM;
-        if (w != 0 && w != -EPERM) {
-            tool_log("stdin: %s", strerror(-w));
-            code = TOOL_ERR_SYSTEM;
-        }
-    }
+    if (code == TOOL_OK) code = open_watches(t, &o, io);
     if (code == TOOL_OK) {
         uint64_t start = pl_now_ns();
         if (o.deadline_ns != UINT64_MAX) t->deadline_ns = start + o.deadline_ns;
@@ -771,6 +805,7 @@ int tool_send_main(int argc, char **argv) {
         if (code == TOOL_OK) code = sc;
     }
     tool_report_close(&t->report);
+    tool_control_close(t->control);
     if (io) io->ops->close(io);
     free(mem);
     free(t->buf);

@@ -246,3 +246,52 @@ void tool_signals_poll(uint64_t now_ns) {
     sigprocmask(SIG_UNBLOCK, &take, NULL);   /* the handlers run here */
     sigprocmask(SIG_BLOCK, &take, NULL);
 }
+
+/* A sender's status: the same manner as a receiver's, one block (or one JSON object). */
+size_t tool_status_send(const tool_status_send_view *v, int json, char *buf, size_t cap, uint64_t now) {
+    out o = {.buf = buf, .cap = cap};
+    pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
+    pure_link_stats_get(v->pl, v->sender, &st);
+    uint8_t pub[32];
+    char key[65], bytes[32], rate[32], flight[32], window[32];
+    pure_link_public_key(v->pl, pub);
+    tool_hex(pub, 32, key);
+    double up = (double)(now - v->start_ns) / 1e9;
+    double heard = v->answered_ns ? (double)(now - v->answered_ns) / 1e9 : -1;
+    unsigned long long run = (unsigned long long)pure_link_sender_run(v->pl, v->sender);
+    const char *state = v->refused ? "refused" : v->resuming ? "resuming" : v->input_open ? "sending" : "input ended";
+    if (json) {
+        put(&o, "{\"command\":\"send\",\"pid\":%d,\"to\":\"%s\",\"public_key\":\"%s\",\"uptime_s\":%.3f,"
+                "\"run\":\"%016llx\",\"source\":", (int)getpid(), v->to, key, up, run);
+        json_str(&o, v->source);
+        put(&o, ",\"input\":");
+        json_str(&o, v->input);
+        put(&o, ",\"state\":\"%s\",\"refused\":", state);
+        if (v->refused) json_str(&o, v->refused_why); else put(&o, "null");
+        put(&o, ",\"records_queued\":%lld,\"records_stored\":%lld,\"bytes_stored\":%llu,\"rate_bits_per_s\":%.0f,"
+                "\"epochs\":%llu,\"rtt_s\":%.6f,\"rtt_min_s\":%.6f,\"bytes_in_flight\":%llu,\"cwnd_bytes\":%llu,"
+                "\"packets_sent\":%llu,\"packets_lost\":%llu,\"packets_retransmitted\":%llu,\"datagram_bytes\":%llu,"
+                "\"last_answer_s\":",
+            (long long)v->queued, (long long)v->stored, (unsigned long long)v->stored_bytes, v->rate_bits,
+            (unsigned long long)st.epochs, (double)st.rtt_ns_smoothed / 1e9, (double)st.rtt_ns_min / 1e9,
+            (unsigned long long)st.bytes_in_flight, (unsigned long long)st.cwnd_bytes,
+            (unsigned long long)st.packets_sent, (unsigned long long)st.packets_lost,
+            (unsigned long long)st.packets_retransmitted, (unsigned long long)st.datagram_bytes);
+        if (heard >= 0) put(&o, "%.3f}\n", heard); else put(&o, "null}\n");
+        return o.len;
+    }
+    put(&o, "sender to %s (pid %d)\n  public key %s\n  up %.1f s\n", v->to, (int)getpid(), key, up);
+    put(&o, "run %016llx  source %s  input %s  %s", run, v->source, v->input, state);
+    if (v->refused) put(&o, " (%s)", v->refused_why);
+    put(&o, "\n  stored %lld of %lld records (%s)%s  rate %s\n", (long long)v->stored, (long long)v->queued,
+        tool_bytes(v->stored_bytes, bytes, sizeof bytes), v->input_open ? ", input open" : "",
+        tool_rate(v->rate_bits, rate, sizeof rate));
+    put(&o, "  epochs %llu  rtt %.2f ms (min %.2f)  in flight %s  window %s  datagrams of %llu B\n",
+        (unsigned long long)st.epochs, (double)st.rtt_ns_smoothed / 1e6, (double)st.rtt_ns_min / 1e6,
+        tool_bytes(st.bytes_in_flight, flight, sizeof flight), tool_bytes(st.cwnd_bytes, window, sizeof window),
+        (unsigned long long)st.datagram_bytes);
+    put(&o, "  packets %llu sent, %llu lost, %llu retransmitted  ", (unsigned long long)st.packets_sent,
+        (unsigned long long)st.packets_lost, (unsigned long long)st.packets_retransmitted);
+    if (heard >= 0) put(&o, "last answer %.1f s ago\n", heard); else put(&o, "no answer yet\n");
+    return o.len;
+}
