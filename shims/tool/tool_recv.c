@@ -25,6 +25,7 @@
 #define KEY_ID_OFFSET 2u           /* spec/wire.md §3.1: version, flags, then the key id */
 #define KEY_ID_NONE 0xffffffffffull /* a reply packet (no key id) or a datagram cut short */
 #define RELOAD_PEERS_SPARE 16u     /* peers a reload may add beyond those the receiver started with */
+#define SLOTS_CHECK_NS 1000000000ull /* how often the count of datagrams that found no run slot is read */
 
 typedef struct refusal {
     int peer;
@@ -50,6 +51,8 @@ typedef struct receiver_tool {
     drop_key drops[DROP_KEYS_MOST];
     uint64_t drop_lines, drop_window_ns, drops_untold;
     unsigned drop_window_lines;
+    uint64_t slots_dropped_told, slots_check_ns, slots_logged_ns; /* dropped_no_slot: told, next read, last line */
+    uint32_t runs_most;
     tool_rate_window rate;    /* the progress line's recent rate */
     tool_status status;       /* pure-link show, SIGUSR1 */
     tool_control *control;
@@ -191,6 +194,27 @@ static void on_dropped(void *ctx, const pure_link_addr *from, const uint8_t *dat
     d->since = 0;
     t->drop_lines++;
 }
+/* Datagrams of new runs that found every run slot held (dropped_no_slot, spec/protocol.md §8):
+ * their senders wait unanswered and cannot tell why, so the receiver says so, in one line a
+ * minute at most, read once a second (the count is endpoint-wide: no key id to name). */
+static void slots_line(receiver_tool *t, uint64_t now) {
+    if (now < t->slots_check_ns) return;
+    t->slots_check_ns = now + SLOTS_CHECK_NS;
+    if (t->slots_logged_ns != 0 && now - t->slots_logged_ns < DROP_LOG_NS) return;
+    pure_link_stats ep = {.version = PURE_LINK_STATS_VERSION};
+    if (pure_link_stats_get(t->pl, -1, &ep) != 0) return;
+    assert(ep.dropped_no_slot >= t->slots_dropped_told);
+    uint64_t n = ep.dropped_no_slot - t->slots_dropped_told;
+    if (n == 0) return;
+    tool_log("dropped %llu datagram%s of new runs%s: every run slot is held by a live run (%u slots, at most %u "
+             "a peer); those senders wait unanswered until a run ends or falls quiet",
+             (unsigned long long)n, n == 1 ? "" : "s", t->slots_logged_ns ? " in the last minute" : "",
+             t->runs_most, PURE_LINK_RUNS_PER_PEER);
+    t->slots_dropped_told = ep.dropped_no_slot;
+    t->slots_logged_ns = now ? now : 1;
+    t->drop_lines++;
+}
+
 /* The rate of the last RATE_WINDOW_NS: a stall shows as one, not as a slowly sinking average. */
 #define RATE_WINDOW_NS 1000000000ull
 
@@ -258,6 +282,7 @@ static int on_turn(void *ctx, pure_link *pl, int watched, uint64_t now) {
         }
     }
     progress(t, now, 0);
+    slots_line(t, now);
     pl_store_stats ss;
     pl_store_stats_get(t->store, &ss);
     tool_status_sample(&t->status, pl, ss.record_bytes_durable, now);
@@ -409,6 +434,7 @@ int tool_recv_main(int argc, char **argv) {
         /* Every wired peer may have runs at once: the slots are shared, and a run that
          * finds none (spec/protocol.md §8) waits, unanswered, until one comes free. */
         cfg.runs_most = cfg.peers_most * RUNS_PER_PEER_DEFAULT;
+        t->runs_most = cfg.runs_most;
         cfg.memo_enabled = t->config.memo != NULL;
         mem = tool_endpoint(&cfg, &t->pl);
         if (mem == NULL) code = TOOL_ERR_SYSTEM;
