@@ -405,11 +405,12 @@ static void watch_answers(sender_tool *t, pure_link *pl, uint64_t now) {
     if (t->resuming && t->opened_seen != 0) {
         /* The receiver answers an ask once its records of the source are durable
          * (spec/protocol.md §4.3): a busy disk, or a run still appending to the source. */
-        if (!t->told_waiting)
+        if (!t->told_waiting) {
             tool_log("waiting for the receiver's answer to resume source '%s' for %.1f s (it answered the handshake; "
                      "it answers once its records of the source are durable: a busy disk, or another sender still "
                      "appending to it); still trying", t->source, (double)(now - since) / 1e9);
-        if (!t->told_waiting) tool_report_told(&t->report, "resume_wait", now);
+            tool_report_told(&t->report, "resume_wait", now);
+        }
         t->told_waiting = 1;
         return;
     }

@@ -480,21 +480,8 @@ static void replay_probe_live_and_later_epochs(void) {
  * stream is known.  The sender binds again for the new build all the same (spec/protocol.md
  * §4, "a new build binds again"), so its STREAM moves the binding up to 600 and the run goes
  * on (without that: 600 of 650 stored in 30 s). */
-static int sender_has(const uint8_t *data, size_t len, uint8_t type) {
-    pl_header h;
-    int hl = pl_header_decode(&h, data, len);
-    if (hl < 0) return 0;
-    const uint8_t *p = data + hl;
-    size_t n = len - (size_t)hl - PURE_LINK_TAG_BYTES;
-    for (size_t at = 0; at < n;) {
-        pl_frame f;
-        int used = pl_frame_decode(&f, p + at, n - at, 0);
-        if (used < 0) return 0;
-        if (f.type == type) return 1;
-        at += (size_t)used;
-    }
-    return 0;
-}
+static int packet_has(const uint8_t *data, size_t len, uint8_t type, int reply);
+static int sender_has(const uint8_t *data, size_t len, uint8_t type) { return packet_has(data, len, type, 0); }
 
 static void replay_stream_after_second_restart(void) {
     ll_net n;
@@ -545,21 +532,25 @@ typedef struct addr_watch {
     int sender_packets;
 } addr_watch;
 
-static int reply_has(const uint8_t *data, size_t len, uint8_t type) {
+/* 1 when a packet of the null cipher (plaintext frames) carries a frame of `type`; reply:
+ * it is a receiver's reply (its frames decode as replies). */
+static int packet_has(const uint8_t *data, size_t len, uint8_t type, int reply) {
     pl_header h;
     int hl = pl_header_decode(&h, data, len);
     if (hl < 0) return 0;
     const uint8_t *p = data + hl;
-    size_t n = len - (size_t)hl - PURE_LINK_TAG_BYTES;  /* null cipher: plaintext frames */
+    size_t n = len - (size_t)hl - PURE_LINK_TAG_BYTES;
     for (size_t at = 0; at < n;) {
         pl_frame f;
-        int used = pl_frame_decode(&f, p + at, n - at, 1);
+        int used = pl_frame_decode(&f, p + at, n - at, reply);
         if (used < 0) return 0;
         if (f.type == type) return 1;
         at += (size_t)used;
     }
     return 0;
 }
+
+static int reply_has(const uint8_t *data, size_t len, uint8_t type) { return packet_has(data, len, type, 1); }
 
 static int addr_tap(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg) {
     addr_watch *w = arg;
