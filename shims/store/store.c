@@ -632,10 +632,8 @@ static size_t runs_to_cut(const st_stream *st, const st_run *r, const st_run **n
 /* One line per takeover that cuts another run off: the operator sees why that run's sender
  * stops (exit 8), or two senders on one source. */
 static void tell_takeover(pl_store *s, const st_stream *st, const st_run *r, const st_run *named, size_t cut) {
-    static const char hex[] = "0123456789abcdef";
     char key[17];
-    for (unsigned i = 0; i < 8; i++) key[2 * i] = hex[st->id.key[i] >> 4], key[2 * i + 1] = hex[st->id.key[i] & 15];
-    key[16] = 0;
+    st_key_hex(key, st->id.key, 8);
     char more[48] = "";
     if (cut > 1) snprintf(more, sizeof more, " and %zu other earlier run%s", cut - 1, cut > 2 ? "s" : "");
     notice(s, "input %s (%s): run %016llx of peer %s... resumed source '%s' and took it over at record %llu; run %016llx%s "

@@ -217,10 +217,16 @@ int pl_store_file_header(const uint8_t in[PL_STORE_FILE_HEADER_BYTES], pl_store_
 
 /* ---- File names: names are bytes but 0x00 and 0x0a; keep the portable ones, escape the
  * rest (and '%') as %XX, so that any source is one file name of at most 221 + suffix B. */
-void st_file_name(char out[ST_FILE_NAME_MOST], const uint8_t key[32], const char *source, const char *suffix) {
+void st_key_hex(char *out, const uint8_t *key, size_t bytes) {
     static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < bytes; i++) out[2 * i] = hex[key[i] >> 4], out[2 * i + 1] = hex[key[i] & 15];
+    out[2 * bytes] = 0;
+}
+
+void st_file_name(char out[ST_FILE_NAME_MOST], const uint8_t key[32], const char *source, const char *suffix) {
     char *p = out;
-    for (unsigned i = 0; i < ST_KEY_HEX / 2; i++) *p++ = hex[key[i] >> 4], *p++ = hex[key[i] & 15];
+    st_key_hex(p, key, ST_KEY_HEX / 2);
+    p += ST_KEY_HEX;
     *p++ = '_';
     for (const unsigned char *c = (const unsigned char *)source; *c; c++) {
         int keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' ||

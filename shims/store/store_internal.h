@@ -44,6 +44,8 @@ void st_frame_encode(uint8_t out[ST_FRAME_BYTES], uint64_t run, uint64_t record,
  * which). */
 size_t st_frame_check(const uint8_t *in, size_t avail, st_frame *f);
 /* The file name of a stream: <24 hex of the key>_<source, %XX-escaped><suffix>. */
+/* out: the first `bytes` bytes of key as 2 * bytes lower-case hex digits and a NUL. */
+void st_key_hex(char *out, const uint8_t *key, size_t bytes);
 void st_file_name(char out[ST_FILE_NAME_MOST], const uint8_t key[32], const char *source, const char *suffix);
 
 /* ---- One stream: its runs and its record file (store_stream.c) ---- */
