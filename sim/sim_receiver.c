@@ -273,6 +273,12 @@ static int64_t make_durable(sim_world *w, sim_host_run *hr, uint64_t due_ns, uin
         l->recovery_state = SIM_RECOVERY_NONE;
         l->recoveries++;
         if (took_ns > l->recovery_ns_max) l->recovery_ns_max = took_ns;
+        sim_trace_begin(&w->trace, w->engine.now_ns, "sim:restart_recovered");
+        sim_trace_str(&w->trace, "from", sim_node_name(w, l->from));
+        sim_trace_str(&w->trace, "to", sim_node_name(w, l->to));
+        sim_trace_u64(&w->trace, "took_ns", took_ns);
+        sim_trace_u64(&w->trace, "records", l->recovery_target);
+        sim_trace_end(&w->trace);
     }
     return hr->stored_mark - before;
 }

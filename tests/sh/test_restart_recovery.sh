@@ -12,14 +12,25 @@
 # for a PTO backed off through the outage (421-621 ms).  Each scenario runs with its own
 # seed and three more; the 1 s resend rule must never fire, nothing is stored twice, and
 # the resend is paced (below).
+# The bound holds with one loss on the way.  The path loses 1 % of the datagrams either way,
+# and a recovery may meet more (a resent packet and its resend, or the ACCEPT after a LOST
+# and a data packet): each loss beyond the first can cost the sender at most one PTO more
+# (spec/protocol.md §5; RFC 9002 §6.2: srtt + max(4 rttvar, 1 ms) + the 25 ms the receiver
+# may hold an ACK), the wait for a reply that never comes, or RACK's declaration of a lost
+# packet, which comes sooner.  The losses that count are the sender's datagrams and the
+# replies after which the sender fell silent for more than a round trip (it waited for one:
+# a lost ACK among many costs nothing), during the recovery and within the time it was
+# allowed so far (a loss after that cannot be what made it late).  So each recovery (sim:restart_recovered in
+# the trace) is held to the bound plus one PTO, at the sender's RTT before the crash, per
+# such loss beyond the first.  A PTO doubled through the outage is not what the rule
+# allows: a single lost reply that costs one still fails.
 set -eu
 sim=${B:-build}/pure-link-sim
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for conf in restart-recovery restart-recovery-no-memo; do
     for seed in 7 1 2 3; do
-        trace=/dev/null
-        [ "$seed" = 7 ] && trace="$out/$conf.trace"
+        trace="$out/$conf-$seed.trace"
         $sim "sim/scenarios/$conf.conf" --seed "$seed" --json --quiet --trace "$trace" > "$out/$conf-$seed.txt" 2>&1 || {
             echo "$conf seed $seed: simulator failed"; tail -5 "$out/$conf-$seed.txt"; exit 1; }
         tail -1 "$out/$conf-$seed.txt" > "$out/$conf-$seed.json"
@@ -42,8 +53,37 @@ for conf, bound_ms, memo in (("restart-recovery", 100, True), ("restart-recovery
               and s["duplicates_delivered"] == 0, (s["end"], l["records_stored"], s["duplicates_delivered"]))
         check(name + " two restarts, each measured", r["restarts"] == 2 and l["restart_recoveries"] == 2,
               (r["restarts"], l["restart_recoveries"]))
-        check(name + " back where it was within %d ms of the first datagram" % bound_ms,
-              0 < l["restart_recovery_ms_max"] <= bound_ms, l["restart_recovery_ms_max"])
+        check(name + " a recovery took time", l["restart_recovery_ms_max"] > 0, l["restart_recovery_ms_max"])
+        # Each recovery against the bound, one PTO more per datagram lost in it beyond the first.
+        metrics, sent, lost_data, lost_replies, done = [], [], [], [], []
+        for line in open(os.path.join(d, "%s-%d.trace" % (conf, seed))):
+            rec = json.loads(line.strip("\x1e\n"))
+            n, x, t = rec["name"], rec.get("data", {}), rec["time"]
+            if n == "recovery:metrics_updated" and x.get("node") == "a": metrics.append((t, x))
+            elif n == "transport:packet_sent" and x.get("from") == "a": sent.append(t)
+            elif n == "transport:packet_dropped" and (x.get("from"), x.get("to")) == ("a", "r"): lost_data.append(t)
+            elif n == "transport:packet_dropped" and (x.get("from"), x.get("to")) == ("r", "a"): lost_replies.append(t)
+            elif n == "sim:restart_recovered": done.append((t, x["took_ns"]))
+        check(name + " each recovery in the trace", len(done) == 2 and
+              abs(max(t for _, t in done) / 1e6 - l["restart_recovery_ms_max"]) < 0.001, done)
+        for end, took in done:
+            start = end - took
+            m = [x for t, x in metrics if t <= start][-1]
+            rtt_ns = m["rtt_ns_smoothed"]
+            pto_ms = (rtt_ns + max(4 * m["rtt_ns_variance"], 1000000)) / 1e6 + 25
+            def silent_after(t):
+                later = [u for u in sent if u > t]
+                return not later or later[0] - t > rtt_ns
+            costly = lost_data + [t for t in lost_replies if silent_after(t)]
+            allowed = bound_ms
+            while True:
+                lost = sum(1 for t in costly if start <= t <= min(end, start + allowed * 1e6))
+                wider = bound_ms + max(0, lost - 1) * pto_ms
+                if wider <= allowed: break
+                allowed = wider
+            check(name + " back where it was within %d ms of the first datagram, one PTO (%.1f ms) more per "
+                  "loss beyond the first (%d): %.1f ms" % (bound_ms, pto_ms, lost, allowed),
+                  took / 1e6 <= allowed, took / 1e6)
         check(name + " the 1 s resend rule never fired", l["records_resent"] == 0, l["records_resent"])
         if memo: check(name + " no LOST", s["lost_notices"] == 0, s["lost_notices"])
         else: check(name + " a LOST per restart", s["lost_notices"] >= 2, s["lost_notices"])
@@ -53,7 +93,7 @@ for conf, bound_ms, memo in (("restart-recovery", 100, True), ("restart-recovery
     # twice the path's rate (the pacer's largest gain, in slow start) in any 10 ms: 20 Mbit/s
     # carries 16.9 datagrams of 1,480 B (with their IPv4 and UDP headers) in 10 ms.
     restarts, sends = [], []
-    for line in open(os.path.join(d, conf + ".trace")):
+    for line in open(os.path.join(d, conf + "-7.trace")):
         rec = json.loads(line.strip("\x1e\n"))
         if rec["name"] == "sim:node_restart": restarts.append(rec["time"])
         elif rec["name"] == "transport:packet_sent" and rec["data"]["from"] == "a" and restarts:
