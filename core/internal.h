@@ -165,7 +165,7 @@ typedef struct pl_sent {
     uint8_t state;
     uint8_t has_stream, has_offer, has_response, trial, app_limited, is_copy;
     uint8_t size_probe;      /* a probe of a larger datagram size (pmtu.c): its loss is no
-                                congestion and it carries no record bytes */
+                                congestion (its record bytes, if any, go again) */
     uint8_t response_turn;   /* has_response: the sender's response_turn when it left */
     uint8_t tag[PL_LOST_TAG_BYTES];  /* the first bytes of its tag: a LOST must echo them */
     uint32_t episode;        /* LOST: the congestion episode its loss counted in */
@@ -183,6 +183,8 @@ typedef struct pl_pmtu {
     uint32_t hinted;         /* a size a too-big hint named above `acked`: probed before any
                                 other while it is below `failed`; 0: none */
     uint64_t probe_pn;       /* its probe in flight; PL_NONE: none */
+    uint64_t sent_pn;        /* the last probe sent, whatever its target: while its ring entry
+                                is in flight it takes no room in the window (send.c) */
     uint64_t path_pn;        /* packets from this one on went over the path as it is now (a
                                 hint or a black hole said it changed): older ones prove nothing */
     uint32_t probe_losses;   /* probes of probe_bytes lost in a row */
@@ -787,6 +789,13 @@ void pl_pmtu_on_larger(pl_sender *s, const pl_sent *e, uint64_t now_ns);
 void pl_pmtu_on_lost(pl_sender *s, const pl_sent *e, uint64_t now_ns);
 void pl_pmtu_black_hole(pl_sender *s, uint64_t now_ns);
 void pl_pmtu_hint(pl_sender *s, uint32_t kind, uint32_t bytes, uint64_t now_ns);
+
+/* Does the probe due carry record bytes?  The first of a search, at the largest size, which
+ * most paths carry; the others, sent once a size failed or below one that did, are likely
+ * lost and stay PING and PADDING alone (spec/protocol.md §5.1). */
+static inline int pl_pmtu_probe_carries(const pl_pmtu *m) {
+    return m->probe_bytes == PL_DATAGRAM_MOST && m->probe_losses == 0;
+}
 
 /* Is a size probe perhaps due (pl_pmtu_probe_due says)?  Inline: asked before every packet,
  * and after a search almost always "no", in one comparison. */

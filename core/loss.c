@@ -11,10 +11,11 @@ static void declare_lost(pl_sender *s, pl_sent *e, uint64_t now_ns) {
     s->offers_in_flight -= e->has_offer;
     s->responses_in_flight -= e->has_response;
     pl_pmtu_on_lost(s, e, now_ns);
-    if (e->size_probe) return;  /* a size that did not pass: no congestion, no record bytes */
-    s->stats.packets_lost++;
-    /* A lost copy needs no resend of its own: its original's fate decides. */
+    /* A lost copy needs no resend of its own: its original's fate decides.  A size probe's
+     * record bytes go again at once, like any lost packet's. */
     if (e->len > 0 && !e->is_copy) pl_rangeset_add_cover(&s->resend, e->off, e->off + e->len);
+    if (e->size_probe) return;  /* a size that did not pass: no congestion, not a lost packet */
+    s->stats.packets_lost++;
     if (e->trial && s->trial_pn == e->pn) {
         /* A lost trial is tried again at once: the wait was for the receiver's answer. */
         s->trial_pn = PL_NONE;

@@ -2,13 +2,15 @@
  * packetization layer PMTU discovery.
  *
  * Full packets start at the base size, which every IPv6 path carries.  While the sender has
- * record bytes to send, one probe at a time — a PING padded to the size probed, with no
- * record bytes, so its loss costs no data — asks whether the path carries a larger size:
- * first the largest (most paths carry it, and then one round trip settles it), then halves
- * of the interval between the largest size acknowledged and the smallest that failed, until
- * they are within PL_PMTU_GRAIN_BYTES.  A size fails after PL_PMTU_PROBES_MOST probes of it
- * are lost in a row.  A lost probe is not a congestion signal: a path that drops large
- * datagrams says nothing about its queue.
+ * record bytes to send, one probe at a time — a PING padded to the size probed — asks
+ * whether the path carries a larger size: first the largest (most paths carry it, and then
+ * one round trip settles it; that probe carries record bytes, pl_pmtu_probe_carries), then
+ * halves of the interval between the largest size acknowledged and the smallest that
+ * failed, until they are within PL_PMTU_GRAIN_BYTES (PING and PADDING alone: they are
+ * likely lost).  A size fails after PL_PMTU_PROBES_MOST probes of it are lost in a row.  A
+ * lost probe is not a congestion signal: a path that drops large datagrams says nothing
+ * about its queue; its record bytes go again like a lost packet's.  A probe in flight takes
+ * no room in the window from the packets after it (send.c, sent_pn).
  *
  * A path may start dropping what it carried (a route change with ICMP filtered: a black
  * hole).  Packets above the base then are all lost while the loss timer's probes, which the
@@ -41,7 +43,7 @@ void pl_pmtu_start(pl_pmtu *m, uint64_t raise_interval_ns) {
     m->bytes = m->acked = PL_DATAGRAM_BASE;
     m->failed = NO_FAILURE;
     m->probe_bytes = PL_DATAGRAM_MOST;
-    m->probe_pn = PL_NONE;
+    m->probe_pn = m->sent_pn = PL_NONE;
     m->raise_ns = PL_NONE;
     m->raise_interval_ns = raise_interval_ns;
     probe_at(m);
@@ -50,7 +52,7 @@ void pl_pmtu_start(pl_pmtu *m, uint64_t raise_interval_ns) {
 /* A new run on the same path: its size and search stay, the old run's probe in flight is
  * forgotten (its number means nothing in the new run). */
 void pl_pmtu_forget_probe(pl_pmtu *m) {
-    m->probe_pn = PL_NONE;
+    m->probe_pn = m->sent_pn = PL_NONE;
     probe_at(m);
 }
 
@@ -102,7 +104,7 @@ uint32_t pl_pmtu_probe_due(pl_pmtu *m, uint64_t now_ns) {
 
 void pl_pmtu_probe_sent(pl_sender *s, uint64_t pn) {
     assert(s->pmtu.probe_bytes > 0 && s->pmtu.probe_pn == PL_NONE);
-    s->pmtu.probe_pn = pn;
+    s->pmtu.probe_pn = s->pmtu.sent_pn = pn;
     probe_at(&s->pmtu);
     s->stats.pmtu_probes_sent++;
 }

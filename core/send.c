@@ -7,7 +7,8 @@ typedef struct plan {
     uint8_t offer, response, stream, ping;
     uint64_t off, len;     /* record-stream range; len 0: none */
     uint8_t trial, copy;
-    uint32_t size_probe;   /* a probe of this datagram size (pmtu.c): PING, then PADDING to it */
+    uint32_t size_probe;   /* a probe of this datagram size (pmtu.c): PING, PADDING, and record
+                              bytes if it carries them, to that size */
     uint64_t limit;        /* the credit's end when planned (pl_sender_credit_off) */
 } plan;
 
@@ -100,12 +101,16 @@ static int has_records(const pl_sender *s, uint64_t limit) {
 
 /* A size probe goes in place of a packet of record bytes, when the sender has some to send
  * (a path is probed while it is used) and epoch 0 is over (its one packet in flight is the
- * OFFER's).  It carries neither records nor control frames, so its loss costs nothing but
- * itself. */
+ * OFFER's).  Returns 0: none due; 1: a probe of PING and PADDING alone, planned, whose loss
+ * costs nothing but itself; 2: a probe that carries what a packet would (the search's first,
+ * pl_pmtu_probe_carries), to be planned as one of p->size_probe bytes. */
 static int plan_size_probe(pl_sender *s, uint64_t now_ns, plan *p) {
-    if (!pl_pmtu_searching(&s->pmtu, now_ns) || s->epoch == 0 || s->refused || !has_records(s, p->limit)) return 0;
+    if (s->epoch == 0 || s->refused || !has_records(s, p->limit)) return 0;
     uint32_t size = pl_pmtu_probe_due(&s->pmtu, now_ns);
     if (size == 0) return 0;
+    p->ping = 1;
+    p->size_probe = size;
+    if (pl_pmtu_probe_carries(&s->pmtu)) return 2;
     uint64_t limit = p->limit;
     memset(p, 0, sizeof *p);
     p->limit = limit;
@@ -147,7 +152,11 @@ static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, 
     /* Epoch 0 carries one packet at a time, each with the OFFER: the rest waits for ACCEPT and goes
      * under the epoch-1 key, which has forward secrecy (spec/protocol.md "Epoch 0"). */
     if (s->epoch == 0 && s->offers_in_flight > 0 && !probe) return 0;
-    if (!probe && plan_size_probe(s, now_ns, p)) return 1;
+    if (!probe && pl_pmtu_searching(&s->pmtu, now_ns)) {
+        int size_probe = plan_size_probe(s, now_ns, p);
+        if (size_probe == 1) return 1;
+        if (size_probe == 2) room_all = p->size_probe - header_bytes(pn_len) - PURE_LINK_TAG_BYTES;
+    }
     p->stream = !s->stream_known;
     size_t control = control_bytes(s, p);
     uint64_t room = room_all - control - PL_FRAME_RECORDS_HEAD;
@@ -185,9 +194,10 @@ static void encode_frames(const pl_sender *s, const plan *p, uint8_t *buf, size_
         f.type = PL_FRAME_PING;
         *at += pl_frame_encode(buf + *at, cap - *at, &f);
         if (p->size_probe) {
-            /* PADDING (zero bytes) up to the probed size, tag included. */
-            size_t end = p->size_probe - PURE_LINK_TAG_BYTES;
-            assert(end > *at && end <= cap);
+            /* PADDING (zero bytes) up to the probed size, tag included, but for the record
+             * bytes that follow (RECORDS runs to the end of the packet). */
+            size_t end = p->size_probe - PURE_LINK_TAG_BYTES - (p->len > 0 ? PL_FRAME_RECORDS_HEAD + p->len : 0);
+            assert(end >= *at && end <= cap);
             memset(buf + *at, 0, end - *at);
             *at = end;
         }
@@ -286,6 +296,18 @@ static void record_sent(pure_link *pl, pl_sender *s, pl_sent *e, const plan *p, 
     pl_pacer_on_sent(&s->pacer, bytes, now_ns);
 }
 
+/* The window is full for the next packet, but for a size probe in flight?  A probe takes no
+ * room from the packets after it (spec/protocol.md §5.1): it stays in bytes_in_flight for
+ * everything else (the controller, the rate samples, the loss timer) and is taken out only
+ * here, where the window would hold a packet back. */
+static int window_full(const pl_sender *s) {
+    uint64_t in_flight = s->bytes_in_flight, cwnd = pl_cc_cwnd(&s->cc);
+    if (in_flight + PURE_LINK_DATAGRAM_MOST <= cwnd) return 0;
+    const pl_sent *e = &s->sent[s->pmtu.sent_pn % s->sent_most];
+    if (s->pmtu.sent_pn != PL_NONE && e->pn == s->pmtu.sent_pn && e->state == PL_SENT_FLIGHT) in_flight -= e->bytes;
+    return in_flight + PURE_LINK_DATAGRAM_MOST > cwnd;
+}
+
 /* May a datagram go now, and with what?  1: yes, *p planned; 0: held by pacing (its wait
  * becomes a deadline); -1: not now (no slot, nothing to send, window full). */
 static int ready(pl_sender *s, const pl_sent *slot, uint64_t now_ns, int probe, unsigned pn_len, plan *p) {
@@ -301,7 +323,7 @@ static int ready(pl_sender *s, const pl_sent *slot, uint64_t now_ns, int probe, 
         return -1;
     }
     if (probe || p->trial) return 1;  /* probes and trials go past window and pacing */
-    if (s->bytes_in_flight + PURE_LINK_DATAGRAM_MOST > pl_cc_cwnd(&s->cc)) return -1;
+    if (window_full(s)) return -1;
     uint64_t at_ns = pl_pacer_next_send_ns(&s->pacer, now_ns, PURE_LINK_DATAGRAM_MOST);
     if (at_ns > now_ns) {
         s->pace_wait_ns = at_ns;

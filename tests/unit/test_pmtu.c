@@ -285,6 +285,121 @@ static void too_big_hint_that_lies_costs_its_probes(void) {
     ll_free(&n);
 }
 
+/* The sender of node 0 (the one link's). */
+static pl_sender *sender_of(ll_net *n) { return &n->node[0].pl->senders[0]; }
+
+/* Feeds as feed() does and stops once the sender has sent a size probe. */
+static int feed_until_probe(ll_net *n, void *arg) {
+    feed(n, arg);
+    return sender_of(n)->pmtu.sent_pn != PL_NONE;
+}
+
+/* Stops once the sent packet arg is no longer in flight. */
+static int feed_until_lost(ll_net *n, void *arg) {
+    const pl_sent *e = arg;
+    static feeder none = {0, 0};
+    feed(n, &none);
+    return e->state != PL_SENT_FLIGHT;
+}
+
+/* The search's first probe (1,452 B) carries record bytes, filling it with no PADDING when
+ * the sender has bytes enough; later probes (a size that failed, or below one) are PING and
+ * PADDING alone. */
+static void first_probe_carries_records(void) {
+    ll_net n;
+    static mtu_tap t;
+    t = (mtu_tap){.sender_most = 1300};
+    feeder f = {20000, 0};
+    pair(&n, 21, NULL, &t, &f, 0);
+    ll_run(&n, 1 * S, feed_until_probe, &f);
+    pl_sender *s = sender_of(&n);
+    const pl_sent *e = &s->sent[s->pmtu.sent_pn % s->sent_most];
+    CHECK(e->pn == s->pmtu.sent_pn && e->size_probe && e->bytes == PURE_LINK_DATAGRAM_MOST);
+    fprintf(stderr, "  first probe: %u B, %llu record bytes (stream %u, response %u, offer %u)\n", e->bytes,
+            (unsigned long long)e->len, e->has_stream, e->has_response, e->has_offer);
+    /* The header with a packet number of 1 to 4 B, PING, the STREAM and RESPONSE still due
+     * (37 B here at most), the RECORDS head, the tag: the rest is record bytes, no PADDING. */
+    CHECK(e->len > 0);
+    CHECK(e->len + PL_HEADER_SENDER_FIXED + PL_PN_LEN_MOST + 1 + 37 + PL_FRAME_RECORDS_HEAD + PURE_LINK_TAG_BYTES >=
+          PURE_LINK_DATAGRAM_MOST);
+    /* It is lost (the path carries 1,300 B): the later probes carry nothing. */
+    uint64_t first = s->pmtu.sent_pn;
+    while (n.now_ns < 5 * S && s->pmtu.sent_pn == first) ll_run(&n, n.now_ns + 1 * MS, feed, &f);
+    e = &s->sent[s->pmtu.sent_pn % s->sent_most];
+    CHECK(e->pn == s->pmtu.sent_pn && e->size_probe && e->len == 0);
+    ll_free(&n);
+}
+
+/* The first probe is lost on a path that carries 1,300 B: its record bytes go again at once
+ * (like a lost packet's: no wait for the 1 s resend rule), each record is stored once, and
+ * its loss is neither a lost packet nor congestion (the window is not cut). */
+static void lost_probe_records_resent_at_once(void) {
+    ll_net n;
+    static mtu_tap t;
+    t = (mtu_tap){.sender_most = 1300};
+    feeder f = {200, 0};                          /* 200 records: the sender runs dry */
+    pair(&n, 23, NULL, &t, &f, 0);
+    ll_run(&n, 1 * S, feed_until_probe, &f);
+    pl_sender *s = sender_of(&n);
+    const pl_sent *e = &s->sent[s->pmtu.sent_pn % s->sent_most];
+    uint64_t probe_pn = e->pn, lo = e->off, hi = e->off + e->len, cwnd = pl_cc_cwnd(&s->cc);
+    CHECK(e->size_probe && hi > lo);
+    ll_run(&n, 1 * S, feed_until_lost, (void *)e);
+    CHECK(e->pn == probe_pn && e->state == PL_SENT_LOST);
+    uint64_t lost_ns = n.now_ns;
+    /* Its bytes went again as it was declared lost (the same event), in packets of their own
+     * (not probes), and the window was not cut. */
+    uint64_t covered = lo;
+    for (uint64_t pn = probe_pn + 1; pn < s->pn_next; pn++) {
+        const pl_sent *r = &s->sent[pn % s->sent_most];
+        if (r->pn == pn && r->len > 0 && r->off <= covered && r->off + r->len > covered && !r->size_probe &&
+            r->sent_ns == lost_ns)
+            covered = r->off + r->len;
+    }
+    CHECK(covered >= hi);
+    CHECK(pl_cc_cwnd(&s->cc) >= cwnd);
+    ll_run(&n, 5 * S, feed, &f);
+    pure_link_stats st = sender_stats(&n);
+    fprintf(stderr, "  probe lost at %.1f ms; all stored at %.1f ms; %llu packets resent\n", (double)lost_ns / MS,
+            (double)n.now_ns / MS, (unsigned long long)st.packets_retransmitted);
+    CHECK_EQ_U(n.node[0].stored_seen[0], 200);
+    CHECK_EQ_U(n.node[1].records_delivered, 200);
+    CHECK_EQ_U(n.node[1].duplicates, 0);
+    CHECK(n.now_ns < lost_ns + 200 * MS);         /* a few round trips, not the 1 s rule */
+    CHECK_EQ_U(st.records_resent, 0);             /* the 1 s resend rule never fired */
+    /* Once: the probe's bytes fill at most two packets of the base size, nothing else was lost. */
+    CHECK(st.packets_retransmitted >= 1 && st.packets_retransmitted <= 2);
+    CHECK_EQ_U(st.packets_lost, 0);
+    CHECK_EQ_U(st.congestion_events, 0);
+    CHECK(st.pmtu_probes_lost >= 1);
+    ll_free(&n);
+}
+
+/* A probe in flight takes no room in the window from the packets after it: the first
+ * flight after ACCEPT fills the window with packets of the base size beside the probe, as
+ * it would without it.  The probe still counts in bytes_in_flight (the controller's and
+ * the rate samples' view). */
+static void probe_takes_no_room_from_others(void) {
+    ll_net n;
+    static mtu_tap t;
+    t = (mtu_tap){0};
+    feeder f = {20000, 0};
+    pair(&n, 25, NULL, &t, &f, 0);
+    ll_run(&n, 1 * S, feed_until_probe, &f);
+    pl_sender *s = sender_of(&n);
+    const pl_sent *e = &s->sent[s->pmtu.sent_pn % s->sent_most];
+    uint64_t probe_pn = e->pn, sent_ns = e->sent_ns;
+    ll_run(&n, sent_ns + 19 * MS, feed, &f);     /* the flight's first ACK is a round trip away */
+    CHECK(e->pn == probe_pn && e->state == PL_SENT_FLIGHT);
+    uint64_t others = s->bytes_in_flight - e->bytes, cwnd = pl_cc_cwnd(&s->cc);
+    fprintf(stderr, "  window %llu B: the probe (%u B) and %llu B of other packets in flight\n",
+            (unsigned long long)cwnd, e->bytes, (unsigned long long)others);
+    CHECK(others <= cwnd);
+    CHECK(others + PURE_LINK_DATAGRAM_MOST > cwnd);  /* the others alone fill the window */
+    CHECK(s->bytes_in_flight > cwnd);
+    ll_free(&n);
+}
+
 /* The receiver takes a sender packet of every size from the base to the largest (hints
  * set the sender's size one by one), and drops one byte more as a bad header. */
 static void receiver_takes_every_size(void) {
@@ -319,4 +434,5 @@ TEST_MAIN(TEST_CASE(search_on_a_1452_path), TEST_CASE(search_on_a_1372_path), TE
           TEST_CASE(search_on_the_ipv6_minimum), TEST_CASE(black_hole_falls_back_and_searches_again),
           TEST_CASE(raise_interval_finds_a_grown_path), TEST_CASE(hints_lower_at_once_and_are_counted),
           TEST_CASE(loss_timer_probes_stay_at_the_base), TEST_CASE(too_big_hint_above_the_size_is_probed_next), TEST_CASE(too_big_hint_that_lies_costs_its_probes),
-          TEST_CASE(receiver_takes_every_size))
+          TEST_CASE(receiver_takes_every_size), TEST_CASE(first_probe_carries_records),
+          TEST_CASE(lost_probe_records_resent_at_once), TEST_CASE(probe_takes_no_room_from_others))
