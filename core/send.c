@@ -60,7 +60,7 @@ static size_t control_bytes(const pl_sender *s, const plan *p) {
     if (p->offer) n += PL_FRAME_OFFER_BYTES;
     if (p->response) n += PL_FRAME_TOKEN_BYTES;
     if (p->stream) n += stream_frame_bytes(s);
-    if (p->ping) n += 1;
+    n += p->ping;
     return n;
 }
 
@@ -155,7 +155,7 @@ static int plan_next(pl_sender *s, uint64_t now_ns, unsigned pn_len, int probe, 
     if (!probe && pl_pmtu_searching(&s->pmtu, now_ns)) {
         int size_probe = plan_size_probe(s, now_ns, p);
         if (size_probe == 1) return 1;
-        if (size_probe == 2) room_all = p->size_probe - header_bytes(pn_len) - PURE_LINK_TAG_BYTES;
+        if (size_probe == 2) room_all += p->size_probe - s->pmtu.bytes;  /* its size, not a full packet's */
     }
     p->stream = !s->stream_known;
     size_t control = control_bytes(s, p);
@@ -300,9 +300,8 @@ static void record_sent(pure_link *pl, pl_sender *s, pl_sent *e, const plan *p, 
  * room from the packets after it (spec/protocol.md §5.1): it stays in bytes_in_flight for
  * everything else (the controller, the rate samples, the loss timer) and is taken out only
  * here, where the window would hold a packet back. */
-static int window_full(const pl_sender *s) {
-    uint64_t in_flight = s->bytes_in_flight, cwnd = pl_cc_cwnd(&s->cc);
-    if (in_flight + PURE_LINK_DATAGRAM_MOST <= cwnd) return 0;
+static int window_full(const pl_sender *s, uint64_t cwnd) {
+    uint64_t in_flight = s->bytes_in_flight;
     const pl_sent *e = &s->sent[s->pmtu.sent_pn % s->sent_most];
     if (s->pmtu.sent_pn != PL_NONE && e->pn == s->pmtu.sent_pn && e->state == PL_SENT_FLIGHT) in_flight -= e->bytes;
     return in_flight + PURE_LINK_DATAGRAM_MOST > cwnd;
@@ -323,7 +322,8 @@ static int ready(pl_sender *s, const pl_sent *slot, uint64_t now_ns, int probe, 
         return -1;
     }
     if (probe || p->trial) return 1;  /* probes and trials go past window and pacing */
-    if (window_full(s)) return -1;
+    uint64_t cwnd = pl_cc_cwnd(&s->cc);
+    if (s->bytes_in_flight + PURE_LINK_DATAGRAM_MOST > cwnd && window_full(s, cwnd)) return -1;
     uint64_t at_ns = pl_pacer_next_send_ns(&s->pacer, now_ns, PURE_LINK_DATAGRAM_MOST);
     if (at_ns > now_ns) {
         s->pace_wait_ns = at_ns;
