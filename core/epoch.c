@@ -130,7 +130,7 @@ void pl_sender_on_lost(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t 
     s->stream_known = 0;
     /* Nothing in flight can be opened any more, and the receiver is there: epoch 0's first
      * packet goes now, not after the PTO that backed off while it was away. */
-    pl_sender_flight_lost(s, now_ns);
+    pl_sender_flight_lost(s, now_ns, 0);
     s->pto_count = 0;
     pl_rangeset_add_cover(&s->resend, s->stored_off, s->next_off);
     s->acked_end = s->stored_off;

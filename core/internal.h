@@ -64,6 +64,8 @@
 #define PL_LOST_BYTES_BURST     (8u * 1024u)        /* after a burst of this many */
 #define PL_ACK_EVERY            2u     /* ack-eliciting packets before an immediate ACK */
 #define PL_ACK_DELAY_NS_PEER    (25 * PL_NS_PER_MS)  /* spec: a receiver ACKs within 25 ms */
+#define PL_PROBE_GAP_NS         PL_ACK_DELAY_NS_PEER /* a PTO's second probe goes this long after its
+                                                       first, so each draws a reply of its own */
 #define PL_LOST_TRIGGER_LEAST   64u    /* spec: LOST answers only datagrams of >= 64 B */
 #define PL_LOST_QUEUE_MOST      16u    /* LOST notices waiting to be pulled */
 #define PL_INDEX_SLOTS_PER_ENTRY 4u    /* the peer and run indexes: a slot in four taken at most, */
@@ -92,6 +94,7 @@ typedef enum pl_sender_timer {
     PL_ST_LOSS = 0,      /* RACK time threshold or PTO */
     PL_ST_REFUSE,        /* refusal wait over: send a trial packet */
     PL_ST_OLD_EPOCH,     /* wipe the previous epoch's keys */
+    PL_ST_PROBE,         /* a PTO's second probe, PL_PROBE_GAP_NS after its first */
     PL_ST_COUNT
 } pl_sender_timer;
 
@@ -774,7 +777,7 @@ void pl_sender_emit(pure_link *pl, pl_sender *s);
 void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns);
 void pl_sender_requeue_oldest(pl_sender *s);
 void pl_sender_free_slot(pl_sender *s, uint64_t now_ns);
-void pl_sender_flight_lost(pl_sender *s, uint64_t now_ns);
+void pl_sender_flight_lost(pl_sender *s, uint64_t now_ns, int congestion);
 void pl_sender_arm_loss_timer(pl_sender *s, uint64_t now_ns);
 
 /* A sender's pacing rate: what its congestion controller asks for at its RTT. */

@@ -3,7 +3,9 @@
  * (reply.c) drive. */
 #include "internal.h"
 
-static void declare_lost(pl_sender *s, pl_sent *e, uint64_t now_ns) {
+/* congestion 0: the packet was not lost to the path (a LOST honoured, below), so neither the
+ * congestion controller nor the rate sample hears of it (its episode stays 0). */
+static void declare_lost(pl_sender *s, pl_sent *e, uint64_t now_ns, int congestion) {
     assert(e->state == PL_SENT_FLIGHT);
     e->state = PL_SENT_LOST;
     s->bytes_in_flight -= e->bytes;
@@ -21,6 +23,7 @@ static void declare_lost(pl_sender *s, pl_sent *e, uint64_t now_ns) {
         s->trial_pn = PL_NONE;
         s->trial_due = s->refused;
     }
+    if (!congestion) return;
     e->episode = pl_cc_on_lost(&s->cc, e->bytes, e->sent_ns, now_ns);
     s->rs.newly_lost_bytes += e->bytes;
 }
@@ -30,18 +33,20 @@ static void declare_lost(pl_sender *s, pl_sent *e, uint64_t now_ns) {
  * could never leave, and with nothing acknowledged nothing else would free it). */
 void pl_sender_free_slot(pl_sender *s, uint64_t now_ns) {
     pl_sent *e = &s->sent[s->pn_next % s->sent_most];
-    if (e->state == PL_SENT_FLIGHT) declare_lost(s, e, now_ns);
+    if (e->state == PL_SENT_FLIGHT) declare_lost(s, e, now_ns, 1);
 }
 
 /* Every packet still in flight is declared lost: during a refusal at the PTO (no probe
  * goes, spec/protocol.md §4.1, so nothing else would ever show it; a lost trial is then
  * sent again at once), and at a LOST honoured (the receiver cannot open any of them: left
  * in flight they filled the window, and the first packet of epoch 0 waited for a PTO that
- * had backed off through the receiver's outage). */
-void pl_sender_flight_lost(pl_sender *s, uint64_t now_ns) {
+ * had backed off through the receiver's outage).  congestion 0 (the LOST): they were lost
+ * to the receiver's restart, not to the path, so the congestion controller does not hear
+ * of them (spec/protocol.md §7). */
+void pl_sender_flight_lost(pl_sender *s, uint64_t now_ns, int congestion) {
     for (uint64_t pn = s->pn_oldest; pn < s->pn_next; pn++) {
         pl_sent *e = &s->sent[pn % s->sent_most];
-        if (e->pn == pn && e->state == PL_SENT_FLIGHT) declare_lost(s, e, now_ns);
+        if (e->pn == pn && e->state == PL_SENT_FLIGHT) declare_lost(s, e, now_ns, congestion);
     }
     assert(s->eliciting_in_flight == 0 && s->bytes_in_flight == 0);
 }
@@ -56,7 +61,7 @@ void pl_sender_detect_losses(pure_link *pl, pl_sender *s, uint64_t now_ns) {
         if (e->pn != pn || e->state != PL_SENT_FLIGHT) continue;
         uint64_t lost_at = pl_rack_lost_at_ns(&s->rack, pn, e->sent_ns, reo_ns);
         if (pl_rack_lost_by_count(&s->rack, pn, s->largest_acked) || lost_at <= now_ns) {
-            declare_lost(s, e, now_ns);
+            declare_lost(s, e, now_ns, 1);
         } else if (lost_at != UINT64_MAX && lost_at < s->loss_time_ns) {
             s->loss_time_ns = lost_at;
         }

@@ -90,7 +90,7 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
         /* It was not lost after all: tell the congestion controller (the undo rule) and
          * widen the reordering window; its bytes need no resend.  A size probe's loss was
          * never a congestion signal (its size passed, above): nothing to undo. */
-        if (!e->size_probe) {
+        if (!e->size_probe && e->episode != 0) {
             s->stats.spurious_losses++;
             pl_cc_on_spurious(&s->cc, e->episode, now_ns);
             pl_rack_on_spurious(&s->rack, s->pn_next);

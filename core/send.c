@@ -386,12 +386,17 @@ static void on_loss_timer(pure_link *pl, pl_sender *s, uint64_t now_ns) {
         pl_sender_detect_losses(pl, s, now_ns);
     } else if (s->eliciting_in_flight > 0 && !s->refused) {
         /* PTO: two probes that may exceed the window; they carry the oldest unacknowledged
-         * bytes again if there are any (plan picks lost ranges first), else a PING. */
+         * bytes again if there are any (plan picks lost ranges first), else a PING.  The
+         * second goes PL_PROBE_GAP_NS after the first, unless an answer came by then: sent
+         * together, the two drew one reply (one ACK for both, one LOST per 5 ms), and when
+         * that reply was lost the next chance was a PTO doubled through an outage
+         * (spec/protocol.md §5). */
         s->pto_count++;
-        s->probes_due = 2;
+        s->probes_due = 1;
+        s->timers[PL_ST_PROBE] = now_ns + PL_PROBE_GAP_NS;
         pl_sender_requeue_oldest(s);
     } else if (s->eliciting_in_flight > 0) {
-        pl_sender_flight_lost(s, now_ns);
+        pl_sender_flight_lost(s, now_ns, 1);
     }
     pl_sender_arm_loss_timer(s, now_ns);
 }
@@ -401,6 +406,14 @@ void pl_sender_tick(pure_link *pl, pl_sender *s, uint64_t now_ns) {
     if (s->timers[PL_ST_REFUSE] <= now_ns) {
         s->timers[PL_ST_REFUSE] = PL_NONE;
         if (s->refused) s->trial_due = 1;
+    }
+    if (s->timers[PL_ST_PROBE] <= now_ns) {
+        s->timers[PL_ST_PROBE] = PL_NONE;
+        /* An answer since the first probe reset pto_count: no second one is needed. */
+        if (s->pto_count > 0 && s->eliciting_in_flight > 0 && !s->refused) {
+            s->probes_due++;
+            pl_sender_requeue_oldest(s);
+        }
     }
     if (s->timers[PL_ST_OLD_EPOCH] <= now_ns) {
         s->timers[PL_ST_OLD_EPOCH] = PL_NONE;

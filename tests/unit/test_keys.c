@@ -110,6 +110,41 @@ static void memo_restart_no_lost_no_x25519(void) {
     ll_free(&n);
 }
 
+/* A LOST honoured declares the sender's whole flight lost, but the receiver's restart took
+ * those packets, not the path: the congestion controller hears of none of them (spec/
+ * protocol.md §7; counted, BBR took them for one lossy round and resent at half the path's
+ * rate).  The loop's path loses nothing, so any congestion episode here is the LOST's. */
+static int flight_built(ll_net *n, void *arg) {
+    const pl_sender *s = &n->node[*(const int *)arg].pl->senders[0];
+    return s->epoch >= 1 && s->bytes_in_flight >= 20000;
+}
+static int lost_heard(ll_net *n, void *arg) {
+    return n->node[*(const int *)arg].pl->senders[0].stats.lost_notices_received >= 1;
+}
+
+static void no_memo_lost_flight_is_no_congestion(void) {
+    ll_net n;
+    ll_init(&n, 13, 5 * MS);
+    pure_link_config c = {0};
+    int a = ll_node_add(&n, &c), b = ll_node_add(&n, &c);
+    CHECK(ll_wire(&n, b, a, "*") >= 0);
+    CHECK(ll_link(&n, a, b, "out", "in", 1) == 0);
+    queue(&n, a, 0, 3000, 1000);
+    ll_run(&n, 10 * S, flight_built, &a);
+    const pl_sender *s = &n.node[a].pl->senders[0];
+    CHECK(flight_built(&n, &a));
+    uint64_t events = s->cc.congestion_events, lost = s->stats.packets_lost;
+    CHECK(ll_restart(&n, b) == 0);  /* no memo: the run is unknown to the new receiver */
+    ll_run(&n, n.now_ns + 10 * S, lost_heard, &a);
+    CHECK(lost_heard(&n, &a));
+    fprintf(stderr, "  packets lost at the LOST %llu, congestion events %llu -> %llu\n",
+            (unsigned long long)(s->stats.packets_lost - lost), (unsigned long long)events,
+            (unsigned long long)s->cc.congestion_events);
+    CHECK(s->stats.packets_lost > lost);  /* the flight counts as lost ... */
+    CHECK_EQ_U(s->cc.congestion_events, events);  /* ... but not as congestion */
+    ll_free(&n);
+}
+
 /* Without a memo: LOST, recovery, every record once, and no (key, nonce) ever repeats. */
 static void no_memo_lost_recovery_no_nonce_reuse(void) {
     oracle_seals = oracle_repeats = 0;
@@ -965,6 +1000,7 @@ static void epoch_event_keys_wiped_at_next_take(void) {
 }
 
 TEST_MAIN(TEST_CASE(memo_restart_no_lost_no_x25519), TEST_CASE(no_memo_lost_recovery_no_nonce_reuse),
+          TEST_CASE(no_memo_lost_flight_is_no_congestion),
           TEST_CASE(no_memo_host_mark_above_sender_base),
           TEST_CASE(replay_after_restart_delivers_nothing),
           TEST_CASE(replay_epoch0_probe_after_restart), TEST_CASE(replay_epoch0_probe_before_second_record),
