@@ -88,9 +88,10 @@ static void on_acked(pure_link *pl, pl_sender *s, pl_sent *e, int stream_unknown
             pl_rack_on_recovery_end(&s->rack);
     } else if (e->state == PL_SENT_LOST) {
         /* It was not lost after all: tell the congestion controller (the undo rule) and
-         * widen the reordering window; its bytes need no resend.  A size probe's loss was
-         * never a congestion signal (its size passed, above): nothing to undo. */
-        if (!e->size_probe && e->episode != 0) {
+         * widen the reordering window; its bytes need no resend.  Only a loss that counted
+         * in a congestion episode has anything to undo: a size probe's (its size passed,
+         * above) and one of the flight a LOST ended (loss.c) never did, and keep episode 0. */
+        if (e->episode != 0) {
             s->stats.spurious_losses++;
             pl_cc_on_spurious(&s->cc, e->episode, now_ns);
             pl_rack_on_spurious(&s->rack, s->pn_next);

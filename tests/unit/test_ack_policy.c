@@ -85,15 +85,8 @@ static const reply_seen *first_ack_of(const ack_log *t, uint64_t pn) {
     return NULL;
 }
 
-static pure_link_config config(void) {
-    pure_link_config c;
-    memset(&c, 0, sizeof c);
-    c.crypto = pure_link_crypto_null();
-    return c;
-}
-
 static void pair(ll_net *n, ack_log *t, int memo) {
-    pure_link_config cs = config(), cr = config();
+    pure_link_config cs = {.crypto = pure_link_crypto_null()}, cr = cs;
     cs.copies = 2;               /* off: a lone record goes once, and its ACK waits */
     cr.ack_delay_us = ACK_DELAY_US;
     cr.memo_enabled = (uint32_t)memo;
@@ -104,6 +97,7 @@ static void pair(ll_net *n, ack_log *t, int memo) {
     memset(t, 0, sizeof *t);
     t->largest_pn = PL_PN_NONE;
     n->tap = tap, n->tap_arg = t;
+    n->node[1].hold_stored = 1;  /* no STORED moves: the ACKs alone */
 }
 
 static void send_some(ll_net *n, int count, size_t size) {
@@ -135,7 +129,6 @@ static void ack_every_second_packet(void) {
     ll_net n;
     static ack_log t;
     pair(&n, &t, 0);
-    n.node[1].hold_stored = 1;   /* no STORED moves: the ACKs alone */
     send_some(&n, 600, 1000);
     ll_run(&n, n.now_ns + 5 * S, delivered_600, NULL);
     ll_run(&n, n.now_ns + 20 * MS, NULL, NULL);  /* the last ACKs on their way */
@@ -161,7 +154,6 @@ static void ack_delay_runs_out(void) {
     ll_net n;
     static ack_log t;
     pair(&n, &t, 0);
-    n.node[1].hold_stored = 1;
     trickle(&n, 2, 1 * S);     /* the STREAM, acknowledged once the host answers; a size probe */
     size_t from = t.replies_n;
     uint64_t first_pn = t.largest_pn + 1;
@@ -186,7 +178,6 @@ static void ack_at_once_on_a_hole(void) {
     ll_net n;
     static ack_log t;
     pair(&n, &t, 0);
-    n.node[1].hold_stored = 1;
     ll_run(&n, n.now_ns + 1 * S, NULL, NULL);
     trickle(&n, 2, 50 * MS);
     t.hold_pn = t.largest_pn + 1, t.hold_ns = 55 * MS;  /* the next packet comes 5 ms after the one after it */
@@ -211,7 +202,6 @@ static void first_packet_not_delayed(void) {
     static ack_log t;
     pair(&n, &t, 1);
     n.node[1].memo_hold = 1;     /* the memo write does not complete: no ACCEPT */
-    n.node[1].hold_stored = 1;
     send_some(&n, 1, 100);
     ll_run(&n, n.now_ns + 40 * MS, NULL, NULL);
     const reply_seen *r = first_ack_of(&t, 0);
