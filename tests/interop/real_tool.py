@@ -55,6 +55,9 @@ def wait_listening(proc, errpath, what, timeout=5.0):
     raise RuntimeError("%s did not say where it listens" % what)
 
 
+RESTART_BIND_S = 2.0  # how long a restart waits for its port
+
+
 class Recv:
     """One `pure-link recv` on 127.0.0.1 with a config this test writes."""
 
@@ -76,6 +79,21 @@ class Recv:
         self.stats = []
 
     def start(self, port=None, timeout=5.0):
+        """Starts the receiver (on port: a restart on the port it had); returns its port.  A
+        receiver killed with io_uring requests pending may hold its socket a little while
+        after it is reaped (the kernel tears its ring down later), so a restart that finds
+        the port taken tries again for up to RESTART_BIND_S, as a supervisor would."""
+        deadline = time.monotonic() + RESTART_BIND_S
+        while True:
+            try:
+                return self._start(port, timeout)
+            except RuntimeError as e:
+                if port is None or "Address already in use" not in str(e) or time.monotonic() > deadline:
+                    raise
+                self.err.close()
+                time.sleep(0.05)
+
+    def _start(self, port, timeout):
         self.lives += 1
         self.errpath = os.path.join(self.tmp, "recv-%d.err" % self.lives)
         self.statspath = os.path.join(self.tmp, "recv-%d.stats.json" % self.lives)
