@@ -287,6 +287,9 @@ typedef struct pl_sender {
     pl_pmtu pmtu;
     uint64_t loss_time_ns;                 /* RACK: earliest time a packet times out; PL_NONE */
     uint32_t pto_count;
+    uint32_t stored_asks;                  /* PINGs sent since STORED last moved, with nothing in
+                                              flight and bytes heard received but not stored:
+                                              the backoff of the next (spec/protocol.md §4.2) */
 
     /* Copies (spec/protocol.md "Local choices"): a sender far below its window sends each
      * packet of record bytes once more, a quarter RTT later, unless it was acknowledged. */

@@ -90,14 +90,22 @@ void pl_sender_arm_loss_timer(pl_sender *s, uint64_t now_ns) {
         s->timers[PL_ST_LOSS] = s->loss_time_ns;
         return;
     }
+    uint32_t backoff = s->pto_count;
     if (s->eliciting_in_flight == 0) {
-        s->timers[PL_ST_LOSS] = PL_NONE;
-        return;
+        /* Nothing in flight, but bytes acknowledged and not stored: the STORED that covers
+         * them may have been lost, and no reply would come to say it again.  A PING after
+         * the PTO asks for it (every reply carries STORED), backed off while STORED does not
+         * move (a slow host), not 1 s later by the resend rule (spec/protocol.md §4.2). */
+        if (s->refused || s->acked_end <= s->stored_off) {
+            s->timers[PL_ST_LOSS] = PL_NONE;
+            return;
+        }
+        backoff = s->stored_asks;
     }
     /* Backed off, but never past PL_PTO_NS_MOST: a path that comes back after an outage is
      * found by the next probe, so that wait is what the outage costs beyond itself. */
     uint64_t base_ns = pl_rtt_pto_ns(&s->rtt, PL_ACK_DELAY_NS_PEER);
-    uint64_t pto = base_ns << (s->pto_count < 6 ? s->pto_count : 6);
+    uint64_t pto = base_ns << (backoff < 6 ? backoff : 6);
     if (pto > PL_PTO_NS_MOST) pto = base_ns > PL_PTO_NS_MOST ? base_ns : PL_PTO_NS_MOST;
     s->timers[PL_ST_LOSS] = s->last_send_ns + pto;
 }

@@ -194,6 +194,7 @@ static void on_stored(pure_link *pl, pl_sender *s, const pl_frame *f, uint64_t n
     if (n < s->records_stored || n > s->records_end) return;
     s->credit = f->stored.credit;
     if (n == s->records_stored) return;
+    s->stored_asks = 0;
     s->stats.records_stored += n - s->records_stored;
     s->records_stored = n;
     s->stored_off = n == s->records_end ? s->end_off : s->record_start[n % s->records_most];

@@ -397,6 +397,11 @@ static void on_loss_timer(pure_link *pl, pl_sender *s, uint64_t now_ns) {
         pl_sender_requeue_oldest(s);
     } else if (s->eliciting_in_flight > 0) {
         pl_sender_flight_lost(s, now_ns, 1);
+    } else if (!s->refused && s->acked_end > s->stored_off) {
+        /* Everything acknowledged, not everything stored, no reply since the PTO: a PING
+         * (or bytes, if any may go) asks for STORED again (spec/protocol.md §4.2). */
+        s->stored_asks++;
+        s->probes_due = 1;
     }
     pl_sender_arm_loss_timer(s, now_ns);
 }
