@@ -63,6 +63,14 @@ static void rate_sample_finish(pl_sender *s, uint64_t now_ns) {
  * byte it had not stored. */
 static void stream_lost(pl_sender *s) {
     s->stream_known = 0;
+    /* The packets sent so far reached the build that lost the stream, or the new one before
+     * it was bound: whatever ACK covers them later, none delivered a byte (they all go again
+     * below) or bound the stream.  The flagged ACK of one may be lost, and the receiver,
+     * bound again, covers it in its next ACKs without the flag (spec/protocol.md §4.1). */
+    for (uint64_t pn = s->pn_oldest; pn < s->pn_next; pn++) {
+        pl_sent *e = &s->sent[pn % s->sent_most];
+        if (e->pn == pn && (e->state == PL_SENT_FLIGHT || e->state == PL_SENT_LOST)) e->len = 0, e->has_stream = 0;
+    }
     pl_rangeset_add_cover(&s->resend, s->stored_off, s->next_off);
     s->acked_end = s->stored_off;
 }

@@ -1,8 +1,10 @@
-/* test_tail.c: the sender's waits at the ends of a flight (spec/protocol.md §4.2 "asking
- * for STORED"): with nothing in flight and bytes acknowledged but not stored, a lost STORED
- * is asked for again by a PING one PTO after the last packet, backed off while STORED does
- * not move, and not left to the 1 s resend rule.  Over the in-memory network of link_loop.h
- * in virtual time, with the null cipher, whose packets a tap reads and drops. */
+/* test_tail.c: waits that only the 1 s resend rule ended.  With nothing in flight and bytes
+ * acknowledged but not stored, a lost STORED is asked for again by a PING one PTO after the
+ * last packet, backed off while STORED does not move (spec/protocol.md §4.2 "asking for
+ * STORED"); and after a receiver lost the run's stream, a packet sent before the sender
+ * heard of it delivers no byte, whatever ACK covers it later (§4.1 "packets sent before the
+ * loss was heard").  Over the in-memory network of link_loop.h in virtual time, with the
+ * null cipher, whose packets a tap reads and drops. */
 #include "harness.h"
 #include "link_loop.h"
 #include "internal.h"
@@ -17,6 +19,9 @@ typedef struct tail_tap {
     uint64_t dropped_ns;       /* when it was dropped (0: not yet) */
     uint64_t pings, pings_after_ns; /* sender packets of a PING alone, sent after pings_after_ns */
     uint64_t record_packets_after_ns, record_packets; /* sender packets with record bytes after */
+    int drop_unknown;          /* drop the replies whose ACK says stream unknown, this one (1:
+                                  the first) of those counted from unknown_after_ns on */
+    uint64_t unknown_after_ns, unknown_seen, unknown_dropped;
 } tail_tap;
 
 static int read_packet(const uint8_t *data, size_t len, pl_header *h, pl_frame *f, int *count) {
@@ -44,6 +49,12 @@ static int tap(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg
         return 1;
     }
     for (int i = 0; i < count; i++)
+        if (f[i].type == PL_FRAME_ACK && (f[i].ack.flags & PL_ACK_FLAG_STREAM_UNKNOWN) && n->now_ns >= t->unknown_after_ns &&
+            t->drop_unknown > 0 && ++t->unknown_seen == (uint64_t)t->drop_unknown) {
+            t->unknown_dropped++;
+            return 0;
+        }
+    for (int i = 0; i < count; i++)
         if (f[i].type == PL_FRAME_STORED && t->dropped_ns == 0 && (int64_t)f[i].stored.stored == t->drop_stored) {
             t->dropped_ns = n->now_ns;
             return 0;
@@ -51,9 +62,10 @@ static int tap(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg
     return 1;
 }
 
-static void pair(ll_net *n, tail_tap *t) {
+static void pair_memo(ll_net *n, tail_tap *t, uint64_t delay_ns, int memo) {
     pure_link_config cs = {.crypto = pure_link_crypto_null()}, cr = cs;
-    ll_init(n, 11, DELAY_NS);
+    cr.memo_enabled = (uint32_t)memo;
+    ll_init(n, 11, delay_ns);
     CHECK(ll_node_add(n, &cs) == 0 && ll_node_add(n, &cr) == 1);
     CHECK(ll_wire(n, 1, 0, "out") >= 0);
     CHECK(ll_link(n, 0, 1, "out", "in", 7) == 0);
@@ -62,13 +74,18 @@ static void pair(ll_net *n, tail_tap *t) {
     n->tap = tap, n->tap_arg = t;
 }
 
-static void send_some(ll_net *n, int count) {
-    uint8_t rec[200];
-    memset(rec, 0x5a, sizeof rec);
-    for (int i = 0; i < count; i++) CHECK(pure_link_send(n->node[0].pl, 0, rec, sizeof rec, n->now_ns) >= 0);
+static void pair(ll_net *n, tail_tap *t) { pair_memo(n, t, DELAY_NS, 0); }
+
+static void send_sized(ll_net *n, int count, size_t size) {
+    static uint8_t rec[4096];
+    memset(rec, 0x5a, size);
+    for (int i = 0; i < count; i++) CHECK(pure_link_send(n->node[0].pl, 0, rec, size, n->now_ns) >= 0);
 }
 
+static void send_some(ll_net *n, int count) { send_sized(n, count, 200); }
+
 static int stored_all(ll_net *n, void *arg) { (void)arg; return n->node[0].stored_seen[0] >= RECORDS; }
+static int stored_count(ll_net *n, void *arg) { return n->node[0].stored_seen[0] >= *(const int64_t *)arg; }
 
 static pure_link_stats stats_of(ll_net *n, int node) {
     pure_link_stats st = {.version = PURE_LINK_STATS_VERSION};
@@ -153,7 +170,52 @@ static void nothing_asked_when_all_stored(void) {
     ll_free(&n);
 }
 
+/* A receiver restarted from its memo knows the run but not its stream: it acknowledges the
+ * sender's packets alone, each ACK saying "stream unknown", until a STREAM binds it again.
+ * Here two packets reach it unbound (a record and its copy, a quarter RTT apart on this
+ * 60 ms path, as a PTO's two probes are 25 ms apart), the first one's ACK is heard and the
+ * second one's lost; the sender binds again and resends its 200 KB from its stored mark, and
+ * the receiver, bound, acknowledges the second packet again in an ACK without the flag.
+ * That packet was sent before the sender heard of the loss: its bytes were dropped, and they
+ * must go again with the resend, not count as received (taken as received, they left a hole
+ * that waited for the 1 s resend rule while the receiver held everything after it). */
+static void ack_of_a_packet_sent_before_the_stream_was_lost(void) {
+    ll_net n;
+    static tail_tap t;
+    pair_memo(&n, &t, 30 * MS, 1);
+    ll_run(&n, n.now_ns + 1 * S, NULL, NULL);
+    n.node[1].hold_stored = 1;   /* acknowledged, none stored: the resend is every byte */
+    for (int i = 0; i < 100; i++) {     /* 200 KB/s: the window and the pacing rate stay small */
+        send_sized(&n, 1, 1000);
+        ll_run(&n, n.now_ns + 5 * MS, NULL, NULL);
+    }
+    ll_run(&n, 1600 * MS, NULL, NULL);  /* the 1 s resend rule is due at 2.06 s, not before */
+    const pl_sender *s = &n.node[0].pl->senders[0];
+    CHECK(s->records_stored == 0 && s->acked_end == s->next_off);  /* every byte acknowledged, none stored */
+    CHECK(ll_restart(&n, 1) == 0);
+    n.node[1].hold_stored = 0;
+    ll_stream *st = &n.node[1].streams[0];
+    st->next = st->stored;       /* the host stored nothing: every record comes again */
+    uint64_t restart_ns = n.now_ns, resent_before = stats_of(&n, 0).records_resent;  /* the 1 s rule, while held */
+    t.drop_unknown = 2, t.unknown_after_ns = n.now_ns;
+    send_some(&n, 1);
+    int64_t want = 101;
+    ll_run(&n, n.now_ns + 5 * S, stored_count, &want);
+    fprintf(stderr, "  restarted at %llu ms: %llu replies said stream unknown, %llu lost; all stored %llu ms later, "
+            "%llu records resent by the 1 s rule\n", (unsigned long long)(restart_ns / MS),
+            (unsigned long long)t.unknown_seen, (unsigned long long)t.unknown_dropped,
+            (unsigned long long)((n.now_ns - restart_ns) / MS),
+            (unsigned long long)(stats_of(&n, 0).records_resent - resent_before));
+    CHECK_EQ_U(t.unknown_dropped, 1);
+    CHECK(stored_count(&n, &want));
+    CHECK_EQ_U(stats_of(&n, 0).records_resent - resent_before, 0);
+    CHECK(n.now_ns - restart_ns < 500 * MS);
+    CHECK_EQ_U(n.node[1].duplicates, 0);
+    CHECK_EQ_U(n.node[1].out_of_order, 0);
+    ll_free(&n);
+}
+
 #define TESTS                                                                                                  \
     TEST_CASE(lost_last_stored_asked_for), TEST_CASE(asks_back_off_while_stored_stays),                       \
-        TEST_CASE(nothing_asked_when_all_stored)
+        TEST_CASE(nothing_asked_when_all_stored), TEST_CASE(ack_of_a_packet_sent_before_the_stream_was_lost)
 TEST_MAIN(TESTS)
