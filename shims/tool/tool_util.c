@@ -4,6 +4,7 @@
 #include "tool.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -280,15 +281,38 @@ void *tool_endpoint(pure_link_config *cfg, pure_link **out) {
     return mem;
 }
 
+/* How long a start waits for an address in use to come free.  A process killed with
+ * io_uring requests pending (recv always has its receives pending) keeps its socket bound
+ * until the kernel tears its ring down, which it does after the process is reaped: a
+ * receiver that a supervisor starts again at once after kill -9 finds its port taken
+ * (for 10 to 40 ms on an idle or busy 2-core machine).  2 s covers that many times over,
+ * and a port that another program holds still fails soon enough for whoever started us. */
+#define TOOL_BIND_WAIT_NS 2000000000ull
+#define TOOL_BIND_RETRY_NS 10000000ull /* between tries: 10 ms */
+
 int tool_io_open(const tool_link_options *o, const char *bind, const char *flag, const sigset_t *mask, pl_io **io) {
     pl_io_options io_opt = {.gso = o->gso, .gro = o->gro, .wait_mask = mask};
     char err[256];
+    int waited = 0;
     if (pl_addr_parse(bind, &io_opt.bind, err, sizeof err) != 0) {
         tool_log("%s: %s", flag, err);
         return TOOL_ERR_USAGE;
     }
-    if (pl_io_open(o->io, io, &io_opt, err, sizeof err) != 0) {
-        tool_log("%s", err);
+    uint64_t start = pl_now_ns();
+    int r;
+    while ((r = pl_io_open(o->io, io, &io_opt, err, sizeof err)) == -EADDRINUSE && !tool_stop &&
+           pl_now_ns() - start < TOOL_BIND_WAIT_NS) {
+        if (!waited)
+            tool_log("%s %s: the address is in use; waiting up to %llu s for it to come free", flag, bind,
+                     TOOL_BIND_WAIT_NS / 1000000000ull);
+        waited = 1;
+        /* The handled signals are let in while it sleeps: SIGINT or SIGTERM end the wait. */
+        struct timespec ts = {0, (long)TOOL_BIND_RETRY_NS};
+        ppoll(NULL, 0, &ts, mask);
+    }
+    if (r != 0) {
+        if (waited) tool_log("%s (still, after %.1f s)", err, (double)(pl_now_ns() - start) / 1e9);
+        else tool_log("%s", err);
         return TOOL_ERR_SYSTEM;
     }
     return TOOL_OK;
