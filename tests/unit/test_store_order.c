@@ -49,6 +49,12 @@ typedef struct order_log {
     uint64_t renames_durable; /* renames before the start of a directory fsync that returned 0 */
     uint64_t claims, claim_mark_most, syncs, dir_syncs;
     uint64_t violations;
+    /* A held sync (posix_driver_slow_sync): the first fdatasync of the record file waits,
+     * before it calls the real one, until frames of HOLD_RECORDS more records were written
+     * to the file (or HOLD_MOST_NS passed), as a disk that slow would hold it. */
+    int hold_armed, holding, hold_reached;
+    const seen_file *held;
+    uint64_t hold_from, hold_claims, hold_overlaps;
     char first_violation[256];
     /* the io_uring batch in flight: what each of its descriptors saw when it was submitted */
     struct { seen_file *f; int header, dir; uint64_t appended, renames; } uring[URING_SYNC_MOST];
@@ -62,6 +68,9 @@ static void log_reset(void) {
     memset(lg.files, 0, sizeof lg.files);
     lg.files_len = lg.uring_len = 0;
     lg.renames = lg.renames_durable = lg.claims = lg.claim_mark_most = lg.syncs = lg.dir_syncs = lg.violations = 0;
+    lg.hold_armed = lg.holding = lg.hold_reached = 0;
+    lg.held = NULL;
+    lg.hold_from = lg.hold_claims = lg.hold_overlaps = 0;
     lg.first_violation[0] = 0;
     pthread_mutex_unlock(&lg.mu);
 }
@@ -107,6 +116,8 @@ static void sync_returned(seen_file *f, int header, uint64_t appended, int dir, 
 static void check_claim(int64_t mark) {
     pthread_mutex_lock(&lg.mu);
     lg.claims++;
+    if (lg.holding) lg.hold_claims++;
+    if ((uint64_t)mark < lg.claim_mark_most) violation("a claim below an earlier one", (uint64_t)mark, lg.claim_mark_most);
     if ((uint64_t)mark > lg.claim_mark_most) lg.claim_mark_most = (uint64_t)mark;
     const seen_file *f = NULL;
     for (size_t i = 0; i < lg.files_len; i++)
@@ -189,14 +200,40 @@ ssize_t __wrap_pwritev(int fd, const struct iovec *iov, int cnt, off_t off) {
     return r;
 }
 
+#define HOLD_RECORDS 500u
+#define HOLD_MOST_NS 10000000000ull  /* 10 s */
+
+/* The held sync waits (under no lock) until the file's frames reach `until`; 1 if they did. */
+static int hold(const seen_file *f, uint64_t until) {
+    uint64_t end = pl_now_ns() + HOLD_MOST_NS;
+    for (;;) {
+        pthread_mutex_lock(&lg.mu);
+        int grown = f->appended >= until;
+        pthread_mutex_unlock(&lg.mu);
+        if (grown) return 1;
+        if (pl_now_ns() > end) return 0;
+        usleep(1000);
+    }
+}
+
 static int synced(int fd, int (*real)(int)) {
     struct stat sb;
     int dir = fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode);
     pthread_mutex_lock(&lg.mu);
     seen_file *f = dir ? NULL : file_of_fd(fd);
+    int held = f && f->header && lg.hold_armed;
+    if (f && lg.holding && f == lg.held) lg.hold_overlaps++;  /* a second batch began */
+    if (held) lg.hold_armed = 0, lg.holding = 1, lg.held = f, lg.hold_from = f->appended;
     int header = f ? f->header : 0;
     uint64_t appended = f ? f->appended : 0, renames = lg.renames;
     pthread_mutex_unlock(&lg.mu);
+    if (held) {
+        int reached = hold(f, appended + HOLD_RECORDS);
+        pthread_mutex_lock(&lg.mu);
+        lg.hold_reached = reached;
+        lg.holding = 0;
+        pthread_mutex_unlock(&lg.mu);
+    }
     int r = real(fd);
     if (r == 0) {
         pthread_mutex_lock(&lg.mu);
@@ -340,7 +377,50 @@ static void driver_claims_after_syncs(int (*io_open)(pl_io **, const pl_io_optio
 }
 
 static void posix_driver_claims_after_syncs(void) { driver_claims_after_syncs(NULL); }
+
+/* The hand-over to the sync threads holds one batch: while its sync runs, however long, the
+ * loop goes on receiving and writing, starts no second batch, claims nothing more; once it
+ * returns, the next batch covers everything that arrived meanwhile, and every record is
+ * stored once, in order.  The first fdatasync of the record file is held until frames of
+ * HOLD_RECORDS more records were written (the sender may send 1,500 before its first
+ * STORED), as a disk that slow would hold it. */
+static void posix_driver_slow_sync(void) {
+    log_reset();
+    const char *dir = tmp_dir(NULL);
+    pl_store *s = open_store(dir);
+    pp_options o = {.recv_bind = "127.0.0.1:0", .send_bind = "127.0.0.1:0", .count = 3000, .check = 1,
+                    .store = s, .hold_after = 1500};
+    pthread_mutex_lock(&lg.mu);
+    lg.hold_armed = 1;
+    pthread_mutex_unlock(&lg.mu);
+    pp_result r;
+    CHECK(pp_transfer(&o, &r) == 0);
+    if (!r.ok) fprintf(stderr, "  %s\n", r.why);
+    CHECK(r.ok);
+    CHECK(r.records == o.count && r.duplicates == 0 && r.bad == 0);
+    pthread_mutex_lock(&lg.mu);
+    uint64_t violations = lg.violations, most = lg.claim_mark_most, from = lg.hold_from;
+    uint64_t claims = lg.hold_claims, overlaps = lg.hold_overlaps;
+    int armed = lg.hold_armed, reached = lg.hold_reached;
+    pthread_mutex_unlock(&lg.mu);
+    if (violations) fprintf(stderr, "  %s\n", lg.first_violation);
+    fprintf(stderr, "  held the sync of records below %llu until %u more were written: %s\n",
+            (unsigned long long)from, HOLD_RECORDS, reached ? "yes" : "no");
+    CHECK(!armed && reached);         /* the loop wrote on while the sync was held */
+    CHECK_EQ_U(overlaps, 0);          /* and began no second batch */
+    CHECK_EQ_U(claims, 0);            /* nor claimed anything */
+    CHECK_EQ_U(violations, 0);        /* every claim after its syncs, none going back */
+    CHECK_EQ_U(most, (uint64_t)o.count);
+    pl_store_stats st;
+    pl_store_stats_get(s, &st);
+    CHECK(st.records_durable == (uint64_t)o.count);
+    pl_store_close(s);
+    s = open_store(dir);
+    CHECK_EQ_U(s->inputs[0].streams[0]->runs[0].mark_durable, (uint64_t)o.count);
+    pl_store_close(s);
+}
 static void uring_driver_claims_after_syncs(void) { driver_claims_after_syncs(pl_io_uring_open); }
 
 TEST_MAIN(TEST_CASE(store_commit_claims_after_its_syncs), TEST_CASE(posix_driver_claims_after_syncs),
+          TEST_CASE(posix_driver_slow_sync),
           TEST_CASE(uring_driver_claims_after_syncs))
