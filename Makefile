@@ -139,7 +139,8 @@ $(B)/bench/bench_uring: tests/bench/bench_uring.c $(B)/shims/io/uring.o $(LIB_A)
 # The ordering test watches the calls that make records durable and the claims that follow
 # them: each wrapper calls the real function (tests/unit/test_store_order.c).
 comma := ,
-ORDER_WRAPS := pwrite pwritev fdatasync fsync renameat2 pure_link_stored pl_uring_sync pl_uring_sync_done
+ORDER_WRAPS := pwrite pwritev fdatasync fsync renameat2 pure_link_stored pl_uring_sync_done io_uring_submit \
+               io_uring_submit_and_wait io_uring_submit_and_get_events io_uring_submit_and_wait_timeout
 $(B)/tests/test_store_order: tests/unit/test_store_order.c $(SHIM_A) $(SIM_A) $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK  $@"

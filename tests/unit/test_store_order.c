@@ -4,17 +4,21 @@
  * workers), over real UDP on loopback, real files and real fdatasync.
  *
  * The build links this program with --wrap for pwrite, pwritev, fdatasync, fsync,
- * renameat2, pure_link_stored and the io_uring driver's pl_uring_sync / pl_uring_sync_done
- * (Makefile).  Each wrapper calls the real function and writes down what it saw, per file
- * (by inode): the highest record number whose frame was written; the state each sync saw
- * when it began, which counts once the sync returned 0; each rename into place; and each
- * directory fsync, which makes durable every rename done before it began.  Every
- * pure_link_stored(stream, mark) is then checked: the file's name must be durable, and a
- * sync that began after record mark - 1 was written must have returned.  Nothing is
- * replaced: every call does what it would do without the wrapper. */
+ * renameat2, pure_link_stored, liburing's submit calls and the io_uring driver's
+ * pl_uring_sync_done (Makefile).  Each wrapper calls the real function and writes down what
+ * it saw, per file (by inode): the highest record number whose frame was written; the state
+ * each sync saw when it began, which counts once the sync returned 0; each rename into
+ * place; and each directory fsync, which makes durable every rename done before it began.
+ * Over io_uring a sync is an IORING_OP_FSYNC that the submit calls hand to the kernel: the
+ * wrapper reads it off the submission queue (its descriptor, and the file's state then),
+ * and it counts once the batch ended with 0 and the ring had reaped a completion for each
+ * one submitted.  Every pure_link_stored(stream, mark) is then checked: the file's name must
+ * be durable, and a sync that began after record mark - 1 was written must have returned.
+ * Nothing is replaced: every call does what it would do without the wrapper. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <liburing.h>
 #include <ftw.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -56,17 +60,23 @@ typedef struct order_log {
     const seen_file *held;
     uint64_t hold_from, hold_claims, hold_overlaps;
     char first_violation[256];
-    /* the io_uring batch in flight: what each of its descriptors saw when it was submitted */
+    /* the io_uring syncs submitted since the last batch ended: what each descriptor's file
+     * held when its IORING_OP_FSYNC went to the kernel; and the ring's count of reaped sync
+     * completions when the first of them did */
     struct { seen_file *f; int header, dir; uint64_t appended, renames; } uring[URING_SYNC_MOST];
     size_t uring_len;
+    uint64_t uring_reaped_before;
 } order_log;
 
 static order_log lg = {.mu = PTHREAD_MUTEX_INITIALIZER};
+static pl_uring *uring_watched;  /* the receiver's ring once a batch ended on it (a new ring
+                                    counts from 0): its count of reaped sync completions */
 
 static void log_reset(void) {
     pthread_mutex_lock(&lg.mu);
     memset(lg.files, 0, sizeof lg.files);
     lg.files_len = lg.uring_len = 0;
+    uring_watched = NULL;
     lg.renames = lg.renames_durable = lg.claims = lg.claim_mark_most = lg.syncs = lg.dir_syncs = lg.violations = 0;
     lg.hold_armed = lg.holding = lg.hold_reached = 0;
     lg.held = NULL;
@@ -137,7 +147,6 @@ int __real_fdatasync(int fd);
 int __real_fsync(int fd);
 int __real_renameat2(int olddir, const char *old, int newdir, const char *new_name, unsigned flags);
 int __real_pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns);
-int __real_pl_uring_sync(pl_uring *u, const int *fds, size_t n, size_t dirs);
 int __real_pl_uring_sync_done(pl_uring *u, int *result);
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off);
 ssize_t __wrap_pwritev(int fd, const struct iovec *iov, int cnt, off_t off);
@@ -145,7 +154,6 @@ int __wrap_fdatasync(int fd);
 int __wrap_fsync(int fd);
 int __wrap_renameat2(int olddir, const char *old, int newdir, const char *new_name, unsigned flags);
 int __wrap_pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t now_ns);
-int __wrap_pl_uring_sync(pl_uring *u, const int *fds, size_t n, size_t dirs);
 int __wrap_pl_uring_sync_done(pl_uring *u, int *result);
 
 /* 1 + the highest record number among the whole frames of the first `len` bytes at p, 0
@@ -264,14 +272,41 @@ int __wrap_pure_link_stored(pure_link *pl, int stream, int64_t record, uint64_t 
     return __real_pure_link_stored(pl, stream, record, now_ns);
 }
 
-/* io_uring: what each descriptor held at submission counts once the batch has ended. */
-int __wrap_pl_uring_sync(pl_uring *u, const int *fds, size_t n, size_t dirs) {
+/* io_uring: each IORING_OP_FSYNC read off the submission queue as it goes to the kernel,
+ * with what its descriptor held then; they count once the batch ended with 0 and the ring
+ * reaped a completion for every one of them. */
+int __real_io_uring_submit(struct io_uring *ring);
+int __real_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
+int __real_io_uring_submit_and_get_events(struct io_uring *ring);
+int __real_io_uring_submit_and_wait_timeout(struct io_uring *ring, struct io_uring_cqe **cqe, unsigned wait_nr,
+                                            struct __kernel_timespec *ts, sigset_t *sigmask);
+int __wrap_io_uring_submit(struct io_uring *ring);
+int __wrap_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
+int __wrap_io_uring_submit_and_get_events(struct io_uring *ring);
+int __wrap_io_uring_submit_and_wait_timeout(struct io_uring *ring, struct io_uring_cqe **cqe, unsigned wait_nr,
+                                            struct __kernel_timespec *ts, sigset_t *sigmask);
+
+static uint64_t uring_reaped(void) {
+    pl_uring_stats st;
+    if (uring_watched == NULL) return 0;
+    pl_uring_stats_get(uring_watched, &st);
+    return st.fdatasyncs;
+}
+
+static void uring_submitting(struct io_uring *ring) {
     pthread_mutex_lock(&lg.mu);
-    lg.uring_len = 0;
-    for (size_t i = 0; i < n && i < URING_SYNC_MOST; i++) {
+    for (unsigned i = ring->sq.sqe_head; i != ring->sq.sqe_tail; i++) {
+        const struct io_uring_sqe *sqe = &ring->sq.sqes[i & ring->sq.ring_mask];
+        if (sqe->opcode != IORING_OP_FSYNC) continue;
+        if (lg.uring_len == URING_SYNC_MOST) {
+            violation("more syncs submitted than a batch holds", lg.uring_len, URING_SYNC_MOST);
+            break;
+        }
         struct stat sb;
-        int dir = fstat(fds[i], &sb) == 0 && S_ISDIR(sb.st_mode);
-        seen_file *f = dir ? NULL : file_of_fd(fds[i]);
+        int dir = fstat(sqe->fd, &sb) == 0 && S_ISDIR(sb.st_mode);
+        seen_file *f = dir ? NULL : file_of_fd(sqe->fd);
+        if (dir && (sqe->fsync_flags & IORING_FSYNC_DATASYNC)) continue;  /* a rename needs the full fsync */
+        if (lg.uring_len == 0) lg.uring_reaped_before = uring_reaped();
         lg.uring[lg.uring_len].f = f;
         lg.uring[lg.uring_len].dir = dir;
         lg.uring[lg.uring_len].header = f ? f->header : 0;
@@ -279,15 +314,35 @@ int __wrap_pl_uring_sync(pl_uring *u, const int *fds, size_t n, size_t dirs) {
         lg.uring[lg.uring_len++].renames = lg.renames;
     }
     pthread_mutex_unlock(&lg.mu);
-    return __real_pl_uring_sync(u, fds, n, dirs);
+}
+
+int __wrap_io_uring_submit(struct io_uring *ring) {
+    uring_submitting(ring);
+    return __real_io_uring_submit(ring);
+}
+int __wrap_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr) {
+    uring_submitting(ring);
+    return __real_io_uring_submit_and_wait(ring, wait_nr);
+}
+int __wrap_io_uring_submit_and_get_events(struct io_uring *ring) {
+    uring_submitting(ring);
+    return __real_io_uring_submit_and_get_events(ring);
+}
+int __wrap_io_uring_submit_and_wait_timeout(struct io_uring *ring, struct io_uring_cqe **cqe, unsigned wait_nr,
+                                            struct __kernel_timespec *ts, sigset_t *sigmask) {
+    uring_submitting(ring);
+    return __real_io_uring_submit_and_wait_timeout(ring, cqe, wait_nr, ts, sigmask);
 }
 
 int __wrap_pl_uring_sync_done(pl_uring *u, int *result) {
     int done = __real_pl_uring_sync_done(u, result);
-    if (done && *result == 0) {
+    if (done) {
         pthread_mutex_lock(&lg.mu);
-        for (size_t i = 0; i < lg.uring_len; i++)
-            sync_returned(lg.uring[i].f, lg.uring[i].header, lg.uring[i].appended, lg.uring[i].dir, lg.uring[i].renames);
+        uring_watched = u;
+        uint64_t reaped = uring_reaped() - lg.uring_reaped_before;
+        if (*result == 0 && reaped == lg.uring_len)
+            for (size_t i = 0; i < lg.uring_len; i++)
+                sync_returned(lg.uring[i].f, lg.uring[i].header, lg.uring[i].appended, lg.uring[i].dir, lg.uring[i].renames);
         lg.uring_len = 0;
         pthread_mutex_unlock(&lg.mu);
     }
