@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -341,7 +340,7 @@ static void cat_free(cat *c) {
 int tool_cat_main(int argc, char **argv) {
     cat c = {.format = CAT_LINES, .watch_fd = -1};
     if (cat_options(&c, argc, argv) != 0) return TOOL_ERR_USAGE;
-    if ((c.said = calloc((size_t)c.args_len, 1)) == NULL || sodium_init() < 0) return TOOL_ERR_SYSTEM;
+    if ((c.said = calloc((size_t)c.args_len, 1)) == NULL) return TOOL_ERR_SYSTEM;
     setvbuf(stdout, NULL, _IOFBF, CAT_STDOUT_BUFFER_BYTES);
     struct rlimit fds;  /* every file found is opened at once (its header picks it): up to TOOL_CAT_FILES_MOST */
     if (getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {

@@ -42,6 +42,17 @@ $P cat --source text "$store" > "$work/text.out" 2> "$work/cat.log" || fail "cat
 cmp "$work/text.txt" "$work/text.out" || fail "cat (lines) differs from what was sent"
 $P cat --framed --source bin "$store" > "$work/bin.out" || fail "cat --framed exited $?"
 cmp "$work/bin.framed" "$work/bin.out" || fail "cat --framed differs from what was sent"
+# cat only reads: no crypto set-up, whose blocking getrandom would hold it until the kernel's
+# random pool is ready (early in a boot).  glibc's own asks do not block (GRND_NONBLOCK).
+if command -v strace > /dev/null && strace -o /dev/null true 2> /dev/null; then
+    strace -f -qq -e trace=getrandom -o "$work/cat.strace" $P cat --framed --source bin "$store" > "$work/bin.out2" ||
+        fail "cat --framed under strace exited $?"
+    cmp "$work/bin.framed" "$work/bin.out2" || fail "cat --framed under strace differs"
+    ! grep getrandom "$work/cat.strace" | grep -qv GRND_NONBLOCK || fail "cat waits for random bytes: $(cat "$work/cat.strace")"
+    echo "1. cat asks for no random bytes that could block ($(grep -c getrandom "$work/cat.strace") getrandom calls, each GRND_NONBLOCK)"
+else
+    echo "1. (no strace here: not checked that cat asks for no random bytes)"
+fi
 $P cat --json --source bin "$store" > "$work/bin.json" || fail "cat --json exited $?"
 python3 - "$work/bin.framed" "$work/bin.json" "$SP" <<'EOF' || fail "cat --json"
 import base64, json, struct, sys
