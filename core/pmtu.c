@@ -49,10 +49,12 @@ void pl_pmtu_start(pl_pmtu *m, uint64_t raise_interval_ns) {
     probe_at(m);
 }
 
-/* A new run on the same path: its size and search stay, the old run's probe in flight is
- * forgotten (its number means nothing in the new run). */
+/* A new run on the same path: its size and search stay, the old run's packet numbers are
+ * forgotten (its probe in flight, and where the path changed: the new run numbers from 0,
+ * and all its packets go over the path as it is now). */
 void pl_pmtu_forget_probe(pl_pmtu *m) {
     m->probe_pn = m->sent_pn = PL_NONE;
+    m->path_pn = 0;
     probe_at(m);
 }
 

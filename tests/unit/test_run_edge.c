@@ -134,5 +134,35 @@ static void lost_past_2_31_recovers(void) {
     ll_free(&n);
 }
 
+/* The path changes while the run drains (a too-big hint of the size in use: back to the base
+ * and a search below it), and the search goes on in the next run, whose packet numbers start
+ * again from 0: its probes' acknowledgements raise the size, though their numbers are below
+ * the old run's number for the change. */
+static int draining(ll_net *n, void *arg) {
+    const pl_sender *s = arg;
+    (void)n;
+    return pl_sender_draining(s);
+}
+
+static void run_move_keeps_the_search_going(void) {
+    ll_net n;
+    edge e = edge_setup(&n, PL_RUN_PACKETS_DRAIN - 1000);
+    pl_sender *s = &n.node[e.a].pl->senders[0];
+    ll_run(&n, 60ull * 1000000000ull, draining, s);
+    CHECK(draining(&n, s) && s->pmtu.bytes == PURE_LINK_DATAGRAM_MOST);
+    CHECK_EQ_U(pure_link_path_hint(n.node[e.a].pl, &s->wiring.receiver_addr, PURE_LINK_HINT_TOO_BIG, 0, n.now_ns), 1);
+    CHECK(s->pmtu.bytes == PURE_LINK_DATAGRAM_BASE && s->pmtu.probe_bytes != 0);
+    ll_run(&n, 60ull * 1000000000ull, NULL, NULL);
+    every_record_once();
+    CHECK(pure_link_sender_run(n.node[e.a].pl, 0) != e.first_run);
+    fprintf(stderr, "  new run: %llu packets, size %u, searching for %u\n", (unsigned long long)s->pn_next,
+            s->pmtu.bytes, s->pmtu.probe_bytes);
+    CHECK(s->pn_next < PL_RUN_PACKETS_DRAIN);
+    CHECK_EQ_U(s->pmtu.probe_bytes, 0);  /* the search ended, within the grain of the failed size */
+    CHECK(s->pmtu.bytes + PL_PMTU_GRAIN_BYTES >= PURE_LINK_DATAGRAM_MOST);
+    ll_free(&n);
+}
+
 TEST_MAIN(TEST_CASE(decode_without_state_up_to_2_32), TEST_CASE(run_moves_on_at_2_31),
-          TEST_CASE(run_past_2_31_moves_before_sending), TEST_CASE(lost_past_2_31_recovers))
+          TEST_CASE(run_past_2_31_moves_before_sending), TEST_CASE(lost_past_2_31_recovers),
+          TEST_CASE(run_move_keeps_the_search_going))
