@@ -45,7 +45,8 @@ static int accept_due(const pl_run *r) {
 static int reply_due(const pl_run *r) {
     int ack = r->ack_pending && r->stream_state != PL_STREAM_ASKING && r->acks.count > 0;
     int accept = accept_due(r);
-    return ack || accept || r->refused_notice_pending || (r->stored_pending && r->stream_state == PL_STREAM_ACCEPTED);
+    return ack || accept || r->refused_notice_pending ||
+           (r->stored_pending && r->ack_pending && r->stream_state == PL_STREAM_ACCEPTED);
 }
 
 static size_t put_frame(uint8_t *buf, size_t at, size_t cap, const pl_frame *f) {
@@ -160,6 +161,7 @@ int pl_run_pull(pure_link *pl, pl_run *r, uint8_t *buf, size_t cap, pure_link_ad
         if (pl_frame_size(&f) <= cap_frames - at) {
             at = put_frame(buf, at, cap_frames, &f);
             r->stored_pending = 0;
+            r->stored_told = r->stored_record;
         }
     }
     if (r->acks.count > 0 && r->stream_state != PL_STREAM_ASKING && cap_frames - at >= PL_ACK_BYTES_LEAST) {

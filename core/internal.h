@@ -63,6 +63,8 @@
 #define PL_LOST_BYTES_PER_S     (64u * 1024u)       /* spec: LOST bytes out per second, endpoint-wide, */
 #define PL_LOST_BYTES_BURST     (8u * 1024u)        /* after a burst of this many */
 #define PL_ACK_EVERY            2u     /* ack-eliciting packets before an immediate ACK */
+#define PL_STORED_AT_ONCE       16u    /* records a stored mark moved that call for a reply at once */
+#define PL_STORED_QUICK         1024u  /* a run's first packets: every stored mark that moved goes at once */
 #define PL_ACK_DELAY_NS_PEER    (25 * PL_NS_PER_MS)  /* spec: a receiver ACKs within 25 ms */
 #define PL_PROBE_GAP_NS         PL_ACK_DELAY_NS_PEER /* a PTO's second probe goes this long after its
                                                        first, so each draws a reply of its own */
@@ -385,6 +387,7 @@ typedef struct pl_run {
     pl_range have_inline[PL_RANGES_INLINE]; /* here, or in hole table have_table (holes.c) */
     uint32_t have_table;                   /* its number + 1; 0: none */
     uint8_t stored_pending;
+    uint64_t stored_told;                  /* the count the last STORED sent said */
     uint8_t broken;                        /* the record stream failed to parse: no delivery */
     uint8_t deliver_capped;                /* delivery stopped at unstored_records_most: only a
                                               STORED from the host lets it on (pure_link_stored) */

@@ -138,6 +138,16 @@ static void on_stream(pure_link *pl, pl_run *r, const pl_frame *f, int alone, ui
     pl_run_timer_set(pl, r, PL_RT_HOST, now_ns + PL_HOST_ANSWER_NS_MOST);
 }
 
+/* A stored mark that moved: its STORED rides on the run's next ACK, and the ack delay is
+ * armed so that it goes alone only when no ACK is due within it.  It goes at once (with the
+ * ACK) when it moved PL_STORED_AT_ONCE records or more past the last STORED sent, and in
+ * the run's first PL_STORED_QUICK packets (spec/protocol.md §5, "ack policy"). */
+static void stored_due(pure_link *pl, pl_run *r) {
+    r->stored_pending = 1;
+    if (r->stored_record - r->stored_told >= PL_STORED_AT_ONCE || r->largest_pn < PL_STORED_QUICK) r->ack_pending = 1;
+    if (r->timers[PL_RT_ACK] == PL_NONE) pl_run_timer_set(pl, r, PL_RT_ACK, pl->now_ns + pl->config.ack_delay_us * 1000ull);
+}
+
 /* A run that asked where to resume starts at the host's mark m: record m at stream offset m,
  * as its sender takes it from the STORED that answers (it holds no record before it). */
 static void resume_from(pure_link *pl, pl_run *r, uint64_t m) {
@@ -283,7 +293,7 @@ static void stored_to(pure_link *pl, pl_run *r, uint64_t n) {
     }
     r->stored_record = n;
     r->stored_off = off;
-    r->stored_pending = 1;
+    stored_due(pl, r);
     pl_run_mem_stored(pl, r, from);
 }
 
@@ -349,7 +359,7 @@ void pl_receiver_deliver(pure_link *pl, pl_run *r) {
             uint64_t from = r->stored_off;                /* the host had it already */
             r->stored_record++;
             r->stored_off = stop;
-            r->stored_pending = 1;
+            stored_due(pl, r);
             pl_run_mem_stored(pl, r, from);
         }
         r->delivered_bytes += stop - r->deliver_off;

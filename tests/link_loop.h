@@ -21,6 +21,8 @@ typedef struct ll_stream {
     int64_t stored;        /* host's durable mark */
 } ll_stream;
 
+struct ll_net;
+
 typedef struct ll_node {
     pure_link *pl;
     void *mem;
@@ -33,6 +35,8 @@ typedef struct ll_node {
     int hold_events;                 /* 1: the host does not drain its events (yet) */
     int pull_each_stored;            /* 1: the host pulls after each record it stores, so each
                                         may draw a reply of its own (several per packet) */
+    /* With pull_each_stored: called before that pull (the stream's handle) */
+    void (*before_pull)(struct ll_net *net, int node, int stream);
     uint64_t input_appears_ns;       /* before this, answer -1 */
     int64_t resume_mark;             /* a STREAM_OPEN that asks where to resume is answered
                                         with this (records the source holds), -1: as any other */
@@ -190,6 +194,7 @@ static void ll_service(ll_net *n, int i) {
             if (!d->hold_stored) {
                 st->stored = ev.record + 1;
                 pure_link_stored(d->pl, ev.stream, st->stored, n->now_ns);
+                if (d->pull_each_stored && d->before_pull) d->before_pull(n, i, ev.stream);
                 if (d->pull_each_stored) ll_pull_out(n, i);
             }
             break;

@@ -1,9 +1,12 @@
-/* test_ack_policy.c: the receiver's ack delay (spec/protocol.md §5, "ack delay"): an ACK
- * after 2 ack-eliciting packets, at once when a packet arrives out of order (a hole appears
- * or is filled), otherwise when the ack delay runs out; the first packet's ACK goes as soon
- * as the host answers its STREAM (§5, case (a)), whatever the ACCEPT waits for (§9).
- * Over the in-memory network of link_loop.h in virtual time, with the null cipher, whose
- * packets a tap reads: every sender packet's arrival and every reply's time and frames. */
+/* test_ack_policy.c: the receiver's ack policy (spec/protocol.md §5, "ack policy"; §4.2,
+ * STORED): an ACK after 2 ack-eliciting packets, at once when a packet arrives out of order
+ * (a hole appears or is filled), otherwise when the ack delay runs out; a stored mark that
+ * moved rides on the next ACK, alone only when none is due within the delay, and goes at
+ * once when it moved 16 records or more past the last STORED sent, or in the run's first
+ * 1,024 packets; the first packet's ACK goes as soon as the host answers its STREAM,
+ * whatever the ACCEPT waits for.  Over the in-memory network of link_loop.h in virtual
+ * time, with the null cipher, whose packets a tap reads: every sender packet's arrival and
+ * every reply's time and frames. */
 #include "harness.h"
 #include "link_loop.h"
 #include "internal.h"
@@ -14,6 +17,7 @@
 #define ACK_DELAY_US 7000u       /* the receiver's maximum ack delay here */
 #define PNS_MOST 8192
 #define REPLIES_MOST 8192
+#define QUICK 1024u              /* the run's first packets: a stored mark that moved goes at once */
 
 typedef struct reply_seen {
     uint64_t at_ns;              /* when it left the receiver */
@@ -116,7 +120,23 @@ static void trickle(ll_net *n, int count, uint64_t gap_ns) {
     }
 }
 
+/* Past the run's first QUICK packets: 400 records of 4,000 B (3 packets each), stored, then
+ * the log starts over.  The host holds its stores from here on unless a case lets them go. */
+static int delivered_400(ll_net *n, void *arg) { (void)arg; return n->node[1].records_delivered >= 400; }
+static void past_quick_start(ll_net *n, ack_log *t) {
+    n->node[1].hold_stored = 0;
+    send_some(n, 400, 4000);
+    ll_run(n, n->now_ns + 10 * S, delivered_400, NULL);
+    ll_run(n, n->now_ns + 1 * S, NULL, NULL);  /* quiet: every ACK and STORED sent */
+    CHECK_EQ_U(n->node[1].records_delivered, 400);
+    CHECK(t->largest_pn >= QUICK);
+    t->replies_n = 0;
+    t->packets = 0;
+    n->node[1].hold_stored = 1;
+}
+
 static int delivered_600(ll_net *n, void *arg) { (void)arg; return n->node[1].records_delivered >= 600; }
+static int stored_1000(ll_net *n, void *arg) { (void)arg; return n->node[0].stored_seen[0] >= 1000; }
 
 static size_t replies_with_ack(const ack_log *t) {
     size_t k = 0;
@@ -195,6 +215,79 @@ static void ack_at_once_on_a_hole(void) {
     ll_free(&n);
 }
 
+/* Each of a run's first QUICK packets moves the stored mark of a host that stores at once
+ * (1,000 B records: every packet ends one), and each such STORED goes at once with its
+ * ACK: a reply on every packet's arrival.  After them the STOREDs ride on the ACKs, about
+ * one reply per 2 packets. */
+static void quick_start_stored_at_once(void) {
+    ll_net n;
+    static ack_log t;
+    pair(&n, &t, 0);
+    n.node[1].hold_stored = 0;
+    send_some(&n, 1600, 1000);
+    ll_run(&n, n.now_ns + 10 * S, NULL, NULL);
+    CHECK_EQ_U(n.node[0].stored_seen[0], 1600);
+    CHECK(t.largest_pn >= QUICK + 100);
+    uint64_t quick_at_once = 0, after = 0, after_at_once = 0;
+    for (uint64_t pn = 1; pn <= t.largest_pn; pn++) {  /* 0: the STREAM, answered with the host's answer */
+        const reply_seen *r = first_ack_of(&t, pn);
+        CHECK(r != NULL);
+        int at_once = r->at_ns == t.arrive_ns[pn] && r->stored;
+        if (pn < QUICK) quick_at_once += (uint64_t)at_once;
+        else after++, after_at_once += (uint64_t)at_once;
+    }
+    fprintf(stderr, "  %llu of the first %u packets answered with STORED on arrival; %llu of the %llu after them\n",
+            (unsigned long long)quick_at_once, QUICK - 1, (unsigned long long)after_at_once, (unsigned long long)after);
+    CHECK_EQ_U(quick_at_once, QUICK - 1);
+    CHECK(after_at_once <= after / 2 + after / 20);
+    ll_free(&n);
+}
+
+/* Past the run's first packets, the host stores every record at once: its STOREDs ride on
+ * the ACKs, so the replies stay at one per 2 packets.  A mark the host moves with no ACK
+ * due goes alone once the delay runs out, and at once when it moved 16 records or more
+ * past the last STORED sent. */
+static void store_then_reply(ll_net *n, ack_log *t, int records, uint64_t expect_after_ns) {
+    uint64_t had = (uint64_t)n->node[0].stored_seen[0];
+    n->node[1].hold_stored = 1;
+    send_some(n, records, 100);  /* one packet, its ACK on its own */
+    ll_run(n, n->now_ns + 1 * S, NULL, NULL);
+    CHECK_EQ_U((uint64_t)n->node[0].stored_seen[0], had);
+    size_t before = t->replies_n;
+    uint64_t store_ns = n->now_ns;
+    ll_store_all(n, 1);
+    ll_run(n, n->now_ns + 1 * S, NULL, NULL);
+    CHECK_EQ_U((uint64_t)n->node[0].stored_seen[0], had + (uint64_t)records);
+    CHECK_EQ_U(t->replies_n, before + 1);
+    CHECK(t->replies[before].stored);
+    fprintf(stderr, "  %d records stored: STORED %llu us after\n", records,
+            (unsigned long long)((t->replies[before].at_ns - store_ns) / 1000));
+    CHECK_EQ_U(t->replies[before].at_ns - store_ns, expect_after_ns);
+}
+
+static void stored_rides_the_ack(void) {
+    ll_net n;
+    static ack_log t;
+    pair(&n, &t, 0);
+    past_quick_start(&n, &t);
+    n.node[1].hold_stored = 0;
+    send_some(&n, 600, 1000);
+    ll_run(&n, n.now_ns + 5 * S, stored_1000, NULL);
+    CHECK(n.node[0].stored_seen[0] == 1000);
+    ll_run(&n, n.now_ns + 1 * S, NULL, NULL);
+    size_t stored = 0, alone = 0;
+    for (size_t i = 0; i < t.replies_n; i++) stored += t.replies[i].stored, alone += t.replies[i].stored && !t.replies[i].ack;
+    fprintf(stderr, "  %llu packets, %zu replies, %zu with STORED, %zu of them alone\n", (unsigned long long)t.packets,
+            t.replies_n, stored, alone);
+    CHECK(t.replies_n <= t.packets / 2 + t.packets / 20);
+    CHECK(alone <= 2);
+    store_then_reply(&n, &t, 1, ACK_DELAY_US * 1000ull);
+    store_then_reply(&n, &t, 15, ACK_DELAY_US * 1000ull);
+    store_then_reply(&n, &t, 16, 0);
+    store_then_reply(&n, &t, 40, 0);
+    ll_free(&n);
+}
+
 /* The first packet, epoch 0: its ACK goes as soon as the host answers the STREAM (here at
  * once), while the ACCEPT waits for the memo write; it is not held for the ack delay. */
 static void first_packet_not_delayed(void) {
@@ -212,6 +305,7 @@ static void first_packet_not_delayed(void) {
 }
 
 #define TESTS                                                                                                  \
-    TEST_CASE(ack_every_second_packet), TEST_CASE(ack_delay_runs_out), TEST_CASE(ack_at_once_on_a_hole),       \
+    TEST_CASE(ack_every_second_packet), TEST_CASE(ack_delay_runs_out), TEST_CASE(ack_at_once_on_a_hole), \
+        TEST_CASE(quick_start_stored_at_once), TEST_CASE(stored_rides_the_ack), \
         TEST_CASE(first_packet_not_delayed)
 TEST_MAIN(TESTS)

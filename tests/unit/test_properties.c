@@ -341,11 +341,14 @@ static void ack_delay_on_the_wire_is_the_delay_held(void) {
     ll_net n;
     pure_link_config cs = null_config(), cr = null_config();
     cr.ack_delay_us = 7000;
+    cs.copies = 2;  /* off: a lone record's copy would call for its ACK before the timer */
     pair(&n, &cs, &cr);
     static ack_tap t;
     memset(&t, 0, sizeof t);
     t.largest_pn = PL_PN_NONE;
     n.tap = watch_ack_delay, n.tap_arg = &t;
+    send_some(&n, 400, 4000);       /* past the run's first 1,024 packets, whose stores are */
+    ll_run(&n, n.now_ns + 5 * S, NULL, NULL);  /* answered at once */
     trickle(&n, 50, 100, 50 * MS);  /* lone packets: each ACK waits for its timer */
     send_some(&n, 500, 1000);       /* and a burst: ACKs at once */
     ll_run(&n, n.now_ns + 5 * S, NULL, NULL);
@@ -424,13 +427,13 @@ static void amplification_limit_holds_at_every_instant(void) {
     send_some(&n, 1, 100);
     ll_run(&n, n.now_ns + 50 * MS, NULL, NULL);
     CHECK(t.in_bytes > 0);
-    /* Now the host reports its records stored one at a time: every mark could go out, but
-     * only as much as 3x what came from the new address may. */
+    /* Now the host reports its records stored one at a time, each a little more than the
+     * ack delay after the last (a STORED with no ACK due waits that long, §5): every mark
+     * could go out, but only as much as 3x what came from the new address may. */
     ll_stream *st = &rx->streams[0];
     for (int64_t k = st->stored + 1; k <= st->next; k++) {
         pure_link_stored(rx->pl, st->handle, k, n.now_ns);
-        ll_service(&n, 1);
-        n.now_ns += MS;
+        ll_run(&n, n.now_ns + 6 * MS, NULL, NULL);
     }
     ll_run(&n, n.now_ns + 2 * S, NULL, NULL);
     pure_link_stats s = {.version = PURE_LINK_STATS_VERSION};

@@ -2,12 +2,15 @@
  * A receiver seals at most 2^23 replies under one reply key and keeps the last 2^16 of them
  * for the ACCEPT of the next epoch (the one reply that must go under the old key); a sender
  * offers a new epoch once it has opened epoch_packets replies under the key, at most 2^22.
- * The host here reports each record stored on its own and sends what that draws at once, so
- * every small record draws a reply: dozens per packet, and the reply key is the first to
- * wear out.  A crypto table around the null cipher counts the seals under every key, from
- * outside the core.  The receiver's count starts near the limit through its state (a
- * test-only way, as test_run_edge.c does for packet numbers: 2^23 replies would take
- * minutes); every reply after that, the whole reserve included, goes the real path. */
+ * The host here reports each record stored on its own and sends what that draws at once,
+ * and its receiver answers every store at once, as a receiver may (how often it answers is
+ * its choice, spec/protocol.md §5; this core's STORED rides on its next ACK, which the test
+ * calls for after each store through the run's state), so every small record draws a
+ * reply: dozens per packet, and the reply key is the first to wear out.  A crypto table
+ * around the null cipher counts the seals under every key, from outside the core.  The
+ * receiver's count starts near the limit through its state (a test-only way, as
+ * test_run_edge.c does for packet numbers: 2^23 replies would take minutes); every reply
+ * after that, the whole reserve included, goes the real path. */
 #include "harness.h"
 #include "link_loop.h"
 #include "wire.h"
@@ -104,6 +107,10 @@ static int watch_tap(ll_net *n, int from, int to, uint8_t *data, size_t len, voi
 }
 
 /* ---- A sender and a receiver whose host stores record by record ---- */
+
+/* The receiver answers this store now: the ACK its policy would hold is due. */
+static void answer_each_store(ll_net *n, int node, int stream) { n->node[node].pl->runs[stream].ack_pending = 1; }
+
 static void pair_setup(ll_net *n, uint64_t seed, pure_link_config *tx, watch *w) {
     const pure_link_crypto *c = count_crypto();
     ll_init(n, seed, 5 * MS);
@@ -112,6 +119,7 @@ static void pair_setup(ll_net *n, uint64_t seed, pure_link_config *tx, watch *w)
     int a = ll_node_add(n, tx), b = ll_node_add(n, &rx);
     CHECK(a == 0 && b == 1);
     n->node[b].pull_each_stored = 1;
+    n->node[b].before_pull = answer_each_store;
     CHECK(ll_wire(n, b, a, "*") >= 0);
     CHECK(ll_link(n, a, b, "out", "in", 7) == 0);
     static uint8_t rec[RECORD_BYTES];
