@@ -311,7 +311,9 @@ int tool_io_open(const tool_link_options *o, const char *bind, const char *flag,
         ppoll(NULL, 0, &ts, mask);
     }
     if (r != 0) {
-        if (waited) tool_log("%s (still, after %.1f s)", err, (double)(pl_now_ns() - start) / 1e9);
+        double s = (double)(pl_now_ns() - start) / 1e9;
+        if (waited && tool_stop) tool_log("%s (stopped while waiting for it, after %.1f s)", err, s);
+        else if (waited) tool_log("%s (still, after %.1f s)", err, s);
         else tool_log("%s", err);
         return TOOL_ERR_SYSTEM;
     }

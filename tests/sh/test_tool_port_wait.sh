@@ -9,7 +9,8 @@
 #  2. a port another socket holds and lets go while recv waits: one waiting line, then it
 #     listens and stores a transfer whole;
 #  3. a port held for longer than 2 s: recv exits 1 after about 2 s with the waiting line
-#     and one error line.
+#     and one error line;
+#  4. SIGINT while it waits ends the wait at once: exit 1, the same two lines.
 set -u
 . tests/sh/tool_lib.sh
 make_keys
@@ -76,3 +77,20 @@ grep -q "waiting up to 2 s" "$work/b.log" || fail "no waiting line: $(cat "$work
 grep -q "bind 127.0.0.1:$hport: Address already in use (still, after 2\.[0-9] s)$" "$work/b.log" ||
     fail "the error line: $(cat "$work/b.log")"
 echo "3. held for longer: exit 1 after $ms ms: $(tail -1 "$work/b.log" | sed 's/.*pure-link recv: //')"
+
+# 4.
+hold c
+$P recv --key "$work/r.key" --config "$work/r.conf" --listen 127.0.0.1:$hport --control none --no-progress \
+    2> "$work/c.log" & rpid=$!
+pids="$pids $rpid"
+waiting_line "$work/c.log" $rpid
+t0=$(date +%s%N)
+kill -INT $rpid
+i=0; while kill -0 $rpid 2>/dev/null; do i=$((i + 1)); [ $i -gt 100 ] && fail "recv still waits 1 s after SIGINT"; sleep 0.01; done
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+wait $rpid; got=$?
+kill $hpid; wait $hpid 2>/dev/null
+[ "$got" = 1 ] || fail "recv stopped while it waited exited $got, want 1: $(cat "$work/c.log")"
+[ "$(wc -l < "$work/c.log")" = 2 ] && grep -q "bind 127.0.0.1:$hport: Address already in use (stopped while waiting for it, after" "$work/c.log" ||
+    fail "recv stopped while it waited: $(cat "$work/c.log")"
+echo "4. SIGINT while it waited: exit 1 within $ms ms: $(tail -1 "$work/c.log" | sed 's/.*pure-link recv: //')"
