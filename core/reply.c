@@ -237,6 +237,10 @@ static void on_refused(pure_link *pl, pl_sender *s, uint32_t reason, uint64_t no
     s->trial_pn = PL_NONE;
     s->trial_due = 0;
     s->copies_count = 0;
+    /* A refused sender sends no probe (the trial is its only packet): one a PTO made due
+     * before the REFUSED was read would never go, and would hold the deadline at now until
+     * the trial. */
+    s->probes_due = 0;
     s->timers[PL_ST_REFUSE] = now_ns + s->refuse_wait_ns;
 }
 

@@ -563,6 +563,44 @@ static void thousand_short_runs_then_a_second_peer(void) {
     ll_free(&n);
 }
 
+/* The PTO fires with the stream's first packets unanswered, and the REFUSED for them is read
+ * before the host pulls the probe: a refused sender sends no probe (spec/protocol.md §4.1),
+ * so none stays due, and the sender's deadline is its next trial, not now for the whole
+ * wait (a host that polls by the deadline would spin until the trial). */
+static int stream_opened(ll_net *n, void *arg) {
+    (void)arg;
+    return n->node[1].stream_opens > 0;
+}
+
+static void refused_after_pto_leaves_no_probe_due(void) {
+    ll_net n;
+    ll_init(&n, 8, 10 * MS);
+    int a = ll_node_add(&n, NULL), b = ll_node_add(&n, NULL);
+    n.node[b].answer = -1;
+    CHECK(pure_link_wire_peer(n.node[b].pl, n.node[a].pub, "*", 0) >= 0);
+    int s = ll_link(&n, a, b, "out", "missing", 7);
+    send_records(&n, a, s, 20, 20);
+    ll_run(&n, 2 * S, stream_opened, NULL);
+    CHECK(stream_opened(&n, NULL));
+    pl_sender *tx = &n.node[a].pl->senders[s];
+    CHECK(!tx->refused && tx->eliciting_in_flight > 0 && tx->timers[PL_ST_LOSS] != PL_NONE);
+    n.now_ns = tx->timers[PL_ST_LOSS];   /* the REFUSED is late: the PTO comes first */
+    pure_link_tick(n.node[a].pl, n.now_ns);
+    CHECK_EQ_U(tx->probes_due, 1);
+    while (n.qn > 0) {                    /* then the replies, before the host pulls */
+        ll_pkt p = n.q[--n.qn];
+        if (p.to == a) pure_link_receive(n.node[a].pl, &p.from, p.data, p.len, n.now_ns);
+    }
+    ll_service(&n, a);
+    CHECK(tx->refused);
+    CHECK_EQ_U(tx->probes_due, 0);
+    CHECK(pure_link_deadline(n.node[a].pl) > n.now_ns);
+    if (pure_link_deadline(n.node[a].pl) <= n.now_ns) { ll_free(&n); return; }  /* would spin */
+    ll_run(&n, n.now_ns + 5 * S, NULL, NULL);
+    CHECK_EQ_U(n.node[a].refused_events, 1);
+    ll_free(&n);
+}
+
 TEST_MAIN(TEST_CASE(small_transfer_in_epoch_1), TEST_CASE(lossy_jittery_transfer_exactly_once),
           TEST_CASE(record_most_in_one_go), TEST_CASE(refused_reasons_seven_times_in_90s),
           TEST_CASE(refused_until_input_appears), TEST_CASE(missing_input_two_packets_in_2_5s),
@@ -573,4 +611,5 @@ TEST_MAIN(TEST_CASE(small_transfer_in_epoch_1), TEST_CASE(lossy_jittery_transfer
           TEST_CASE(thousand_short_runs_then_a_second_peer),
           TEST_CASE(lost_trial_goes_again_at_pto),
           TEST_CASE(slow_memo_write_epoch_0_one_packet_at_a_time),
-          TEST_CASE(late_stored_keeps_the_credit_of_the_highest_count))
+          TEST_CASE(late_stored_keeps_the_credit_of_the_highest_count),
+          TEST_CASE(refused_after_pto_leaves_no_probe_due))
