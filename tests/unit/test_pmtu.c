@@ -20,6 +20,7 @@ typedef struct mtu_tap {
     size_t sent_largest, reply_largest;  /* datagrams that passed */
     uint64_t dropped;
     uint64_t sizes_seen[PURE_LINK_DATAGRAM_MOST + 1];
+    uint64_t sizes_dropped[PURE_LINK_DATAGRAM_MOST + 1];
 } mtu_tap;
 
 static int tap_mtu(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg) {
@@ -36,6 +37,7 @@ static int tap_mtu(ll_net *n, int from, int to, uint8_t *data, size_t len, void 
     }
     if (t->sender_most && n->now_ns >= t->limit_from_ns && len > t->sender_most) {
         t->dropped++;
+        t->sizes_dropped[len]++;
         if (t->ptb_sent < t->ptb_most) {
             /* Between pulls, as a host reads its error queue between batches. */
             CHECK(pure_link_path_hint(n->node[0].pl, &n->node[to].addr, PURE_LINK_HINT_TOO_BIG, t->ptb_bytes,
@@ -87,8 +89,9 @@ static void pair(ll_net *n, uint64_t seed, const pure_link_config *sender_cfg, m
 }
 
 /* A path that carries `most` B of UDP payload: the transfer completes, every record once,
- * at a size within 8 B of `most`, and the lost probes are neither lost packets nor
- * congestion. */
+ * at a size within 8 B of `most`, each size the path does not carry fails after exactly
+ * PL_PMTU_PROBES_MOST probes of it are lost, and the lost probes are neither lost packets
+ * nor congestion. */
 static void search_finds(size_t most) {
     ll_net n;
     static mtu_tap t;
@@ -108,6 +111,8 @@ static void search_finds(size_t most) {
     CHECK_EQ_U(st.packets_lost, 0);          /* only probes were too big */
     CHECK_EQ_U(st.congestion_events, 0);
     CHECK_EQ_U(st.pmtu_probes_lost, t.dropped);
+    for (size_t len = 0; len <= PURE_LINK_DATAGRAM_MOST; len++)
+        if (t.sizes_dropped[len] != 0) CHECK_EQ_U(t.sizes_dropped[len], PL_PMTU_PROBES_MOST);
     CHECK(best == PURE_LINK_DATAGRAM_MOST ? st.pmtu_probes_sent == 1 : st.pmtu_probes_lost >= PL_PMTU_PROBES_MOST);
     CHECK(t.reply_largest <= PURE_LINK_DATAGRAM_BASE);
     ll_free(&n);
@@ -430,9 +435,39 @@ static void receiver_takes_every_size(void) {
     ll_free(&n);
 }
 
+/* Random loss of 1 % on a path that carries every size: losses of full packets with an
+ * ACK of only smaller ones between them are no black hole (it takes
+ * PL_PMTU_BLACK_HOLE_LOSSES with none above the base acknowledged), and the size stays. */
+static int feed_and_pull(ll_net *n, void *arg) {
+    const feeder *f = arg;
+    int64_t queued = f->queued;
+    int done = feed(n, arg);
+    if (f->queued != queued) ll_pull_out(n, 0);  /* the sender may have been idle, all stored */
+    return done;
+}
+
+static void random_loss_is_no_black_hole(void) {
+    ll_net n;
+    static mtu_tap t;
+    t = (mtu_tap){0};
+    feeder f = {30000, 0};
+    pair(&n, 13, NULL, &t, &f, 0);
+    n.loss_ppm = 10000;
+    ll_run(&n, 60 * S, feed_and_pull, &f);
+    pure_link_stats st = sender_stats(&n);
+    fprintf(stderr, "  %llu packets lost, %llu black holes, size %llu\n", (unsigned long long)st.packets_lost,
+            (unsigned long long)st.pmtu_black_holes, (unsigned long long)st.datagram_bytes);
+    CHECK_EQ_U(n.node[0].stored_seen[0], 30000);
+    CHECK(st.packets_lost > 100);
+    CHECK_EQ_U(st.pmtu_black_holes, 0);
+    CHECK_EQ_U(st.datagram_bytes, PURE_LINK_DATAGRAM_MOST);
+    ll_free(&n);
+}
+
 TEST_MAIN(TEST_CASE(search_on_a_1452_path), TEST_CASE(search_on_a_1372_path), TEST_CASE(search_on_a_1252_path),
           TEST_CASE(search_on_the_ipv6_minimum), TEST_CASE(black_hole_falls_back_and_searches_again),
           TEST_CASE(raise_interval_finds_a_grown_path), TEST_CASE(hints_lower_at_once_and_are_counted),
           TEST_CASE(loss_timer_probes_stay_at_the_base), TEST_CASE(too_big_hint_above_the_size_is_probed_next), TEST_CASE(too_big_hint_that_lies_costs_its_probes),
           TEST_CASE(receiver_takes_every_size), TEST_CASE(first_probe_carries_records),
-          TEST_CASE(lost_probe_records_resent_at_once), TEST_CASE(probe_takes_no_room_from_others))
+          TEST_CASE(lost_probe_records_resent_at_once), TEST_CASE(probe_takes_no_room_from_others),
+          TEST_CASE(random_loss_is_no_black_hole))
