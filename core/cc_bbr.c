@@ -165,10 +165,12 @@ static int pl_bbr_too_high(const pl_cc_bbr *b, const pl_rate_sample *rs) {
 
 /* Even the least RTT sample of this loss round stood well above the min RTT: a queue stayed
  * (jitter raises some samples, not all of them). */
-static int pl_bbr_standing_queue(const pl_cc_bbr *b) {
-    if (b->min_rtt_ns == PL_BBR_NONE || b->loss_round_rtt_min_ns == PL_BBR_NONE) return 0;
-    return b->loss_round_rtt_min_ns > b->min_rtt_ns + b->min_rtt_ns / PL_BBR_QUEUE_LOSS_RTT_DIVISOR;
+static int pl_bbr_queue_above(const pl_cc_bbr *b, uint64_t base_ns) {
+    if (base_ns == PL_BBR_NONE || b->loss_round_rtt_min_ns == PL_BBR_NONE) return 0;
+    return b->loss_round_rtt_min_ns > base_ns + base_ns / PL_BBR_QUEUE_LOSS_RTT_DIVISOR;
 }
+
+static int pl_bbr_standing_queue(const pl_cc_bbr *b) { return pl_bbr_queue_above(b, b->min_rtt_ns); }
 
 /* What the loss round ending now delivered: its acknowledged bytes over its length, or 0
  * for a round shorter than the min RTT (as the rate sampler, a short span says more about
@@ -188,7 +190,10 @@ static void pl_bbr_update_latest(pl_cc_bbr *b, const pl_rate_sample *rs, uint64_
     b->bw_latest = pl_max64(b->bw_latest, rs->delivery_rate_best_bytes_per_s);
     b->inflight_latest = pl_max64(b->inflight_latest, rs->delivered_best_bytes);
     b->loss_round_acked_bytes += rs->newly_acked_bytes;
-    if (rs->rtt_ns > 0) b->loss_round_rtt_min_ns = pl_min64(b->loss_round_rtt_min_ns, rs->rtt_ns);
+    if (rs->rtt_ns > 0) {
+        b->loss_round_rtt_min_ns = pl_min64(b->loss_round_rtt_min_ns, rs->rtt_ns);
+        b->rtt_least_ns = pl_min64(b->rtt_least_ns, rs->rtt_ns);
+    }
     b->loss_round_start = 0;
     if (rs->prior_delivered_bytes < b->loss_round_delivered) return;
     b->loss_round_delivered = b->delivered;
@@ -207,9 +212,17 @@ static void pl_bbr_update_latest(pl_cc_bbr *b, const pl_rate_sample *rs, uint64_
     int standing = pl_bbr_standing_queue(b);
     b->loss_round_queue_loss = lost > 0 && standing;
     /* A probe's packets meet the queue the probe built: it is another flow's only if it
-     * stood before the probe too (pl_bbr_queue_cut_floor). */
+     * stood before the probe too (pl_bbr_queue_cut_floor).  That queue is judged against
+     * the least RTT of the run, not the min RTT filter: a queue that another flow keeps
+     * from draining lifts the filter itself (ProbeRTT is skipped while each interval's
+     * least sample stays within an eighth of the min, so the filter may take a value an
+     * eighth higher every window).  Against the filter, it hid the queue it measures:
+     * share beside one TCP CUBIC flow, RTT 100 ms, seed 2, the filter at 131..169 ms on a
+     * 100.5 ms path, every round before a probe at 150..167 ms judged free of a queue, and
+     * the floor took 17 of the 21 cuts of inflight_hi (share 0.742 over 240 s). */
     b->loss_round_own_queue = b->loss_round_of_probe && !b->queue_before_probe;
-    if (!b->loss_round_of_probe && !b->loss_round_of_probe_rtt) b->queue_before_probe = (uint8_t)standing;
+    if (!b->loss_round_of_probe && !b->loss_round_of_probe_rtt)
+        b->queue_before_probe = (uint8_t)pl_bbr_queue_above(b, b->rtt_least_ns);
     b->loss_round_of_probe_rtt = b->sent_in_probe_rtt;
     b->loss_round_of_probe = b->sent_in_probe;
     b->sent_in_probe_rtt = 0;
@@ -747,6 +760,7 @@ void pl_cc_bbr_init(pl_cc_state *state, uint32_t mss) {
     b->inflight_hi_cycle = PL_BBR_NONE;
     b->inflight_lo = PL_BBR_NONE;
     b->min_rtt_ns = PL_BBR_NONE;
+    b->rtt_least_ns = PL_BBR_NONE;
     b->probe_rtt_min_ns = PL_BBR_NONE;
     b->loss_round_rtt_min_ns = PL_BBR_NONE;
     b->bw_probe_up_cnt = PL_BBR_NONE;

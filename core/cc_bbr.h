@@ -140,6 +140,7 @@ typedef struct pl_cc_bbr {
     uint64_t inflight_hi_cycle;      /* inflight_hi before this cycle's probe loss; PL_BBR_NONE: none */
     uint64_t min_rtt_ns;             /* PL_BBR_NONE: no sample yet */
     uint64_t min_rtt_stamp_ns;
+    uint64_t rtt_least_ns;           /* the least RTT sample of the run (PL_BBR_NONE: none yet) */
     uint64_t probe_rtt_min_ns;       /* least RTT since probe_rtt_min_stamp_ns */
     uint64_t probe_rtt_min_stamp_ns;
     uint64_t extra_acked_slot[2];    /* ACK aggregation: max excess in each 5-round slot */

@@ -919,6 +919,42 @@ static void a_probe_s_own_queue_cuts_no_lower_than_the_bdp(void) {
     }
 }
 
+/* Another flow's queue that never drains lifts the min RTT filter itself: ProbeRTT is
+ * skipped while each interval's least sample stays within an eighth of the min, so every
+ * window the filter may take a value an eighth higher (share beside one TCP CUBIC flow,
+ * RTT 100 ms, seed 2: the filter at 131..169 ms on a 100.5 ms path).  Judged against the
+ * filter, the queue standing before a probe passed for none, and loss behind it stopped
+ * the cut at the BDP: the sender kept its flight while the CUBIC flow yielded (share 0.742
+ * over 240 s).  Judged against the least RTT of the run, it is another flow's queue, and
+ * the cut goes below the BDP. */
+static void a_queue_that_lifted_the_min_rtt_is_another_flow_s(void) {
+    for (int lifted = 0; lifted <= 1; lifted++) {
+        syn s;
+        syn_init(&s, MBIT(40), 20 * MS);
+        syn_to_probe_bw(&s, 68);
+        uint64_t bdp = MBIT(40) * 20 * MS / SEC;
+        CHECK_EQ_U(sbbr(&s)->rtt_least_ns, 20 * MS);
+        /* The filter as a queue that never drained left it: 24 ms, the least still 20 ms. */
+        if (lifted) {
+            pl_cc_bbr *b = &s.cc.state.algo.bbr;
+            b->min_rtt_ns = b->probe_rtt_min_ns = 24 * MS;
+            b->min_rtt_stamp_ns = b->probe_rtt_min_stamp_ns = s.now_ns;
+        }
+        /* A queue of 8 ms over the least stands before the probe: beyond a quarter of the
+         * least, within a quarter of the lifted filter. */
+        s.rtt_ns = 28 * MS;
+        syn_to_probe_up(&s, 68);
+        s.rtt_ns = 36 * MS;
+        syn_round(&s, 68, 7, 0);
+        uint64_t hi = sbbr(&s)->inflight_hi;
+        CHECK(hi != NONE);
+        syn_round(&s, 67, 1, 0);
+        CHECK(sbbr(&s)->inflight_lo != NONE);
+        CHECK(sbbr(&s)->inflight_hi < hi);
+        CHECK(sbbr(&s)->inflight_lo < bdp);
+    }
+}
+
 /* The wait between probes is at least the K of a CUBIC flow with our BDP. */
 static void probe_wait_follows_the_cubic_epoch(void) {
     syn s;
@@ -1103,7 +1139,7 @@ TEST_MAIN(TEST_CASE(interface_selects_bbr), TEST_CASE(rounds_count_by_delivered)
           TEST_CASE(queue_loss_below_threshold_cuts_the_window), TEST_CASE(queue_loss_keeps_what_the_round_delivered),
           TEST_CASE(queue_loss_cuts_inflight_hi_once_per_cycle), TEST_CASE(queue_loss_cut_holds_against_earlier_flights),
           TEST_CASE(queue_loss_needs_a_standing_queue), TEST_CASE(probe_rtt_rounds_are_answered_by_its_exit),
-          TEST_CASE(a_probe_s_own_queue_cuts_no_lower_than_the_bdp),
+          TEST_CASE(a_probe_s_own_queue_cuts_no_lower_than_the_bdp), TEST_CASE(a_queue_that_lifted_the_min_rtt_is_another_flow_s),
           TEST_CASE(probe_wait_follows_the_cubic_epoch), TEST_CASE(random_loss_1pct_keeps_rate), TEST_CASE(random_loss_10pct_cuts_inflight),
           TEST_CASE(shares_with_cubic_rtt_20ms), TEST_CASE(shares_with_cubic_rtt_100ms),
           TEST_CASE(undo_restores_bounds), TEST_CASE(undo_needs_every_loss_late),
