@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "link_loop.h"
 #include "internal.h"
+#include "packet_read.h"
 
 #define MS 1000000ull
 #define S 1000000000ull
@@ -33,13 +34,6 @@ typedef struct ack_log {
     reply_seen replies[REPLIES_MOST];
     size_t replies_n;
 } ack_log;
-
-static int read_packet(const uint8_t *data, size_t len, pl_header *h, pl_frame *f, int *count) {
-    int hl = pl_packet_decode(h, data, len);
-    if (hl < 0) return 0;
-    *count = pl_payload_decode(f, PL_FRAMES_MOST, data + hl, len - (size_t)hl - PURE_LINK_TAG_BYTES, h->reply);
-    return *count > 0;
-}
 
 static int tap(ll_net *n, int from, int to, uint8_t *data, size_t len, void *arg) {
     ack_log *t = arg;

@@ -7,6 +7,7 @@
 #include "harness.h"
 #include "link_loop.h"
 #include "internal.h"
+#include "packet_read.h"
 
 #define MS 1000000ull
 #define S 1000000000ull
@@ -100,13 +101,6 @@ static void trickle(ll_net *n, int count, size_t size, uint64_t gap_ns) {
 }
 
 /* A datagram's header and frames (the null cipher leaves them readable); 0 if not one. */
-static int read_packet(const uint8_t *data, size_t len, pl_header *h, pl_frame *f, int *count) {
-    int hl = pl_packet_decode(h, data, len);
-    if (hl < 0) return 0;
-    *count = pl_payload_decode(f, PL_FRAMES_MOST, data + hl, len - (size_t)hl - PURE_LINK_TAG_BYTES, h->reply);
-    return *count > 0;
-}
-
 /* ---- 1. Replays after the window moved: dropped and counted, never opened or answered ---- */
 
 typedef struct capture {
